@@ -1,0 +1,202 @@
+"""The ``scheduling-opt`` command: solve, validate, generate, list, bench.
+
+Exit status: 0 success; 2 bad input of any kind (malformed or inconsistent
+instance, unknown problem or method, bad option), printed as one line on
+stderr; 1 a ``--verify`` failure or an internal error (also one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from scheduling_opt import __version__
+from scheduling_opt.errors import SchedulingOptError, VerificationError
+from scheduling_opt.instance import dumps, load
+from scheduling_opt.result import Result, SolveOptions
+from scheduling_opt.solvers.registry import Problem, get_problem, problem_names
+
+PROG = "scheduling-opt"
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+
+
+class UsageError(SchedulingOptError):
+    """A command-line usage mistake (argparse's, reported in one line)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    sub.required = True
+
+    solve = sub.add_parser("solve", help="solve an instance file (the problem comes from the file)")
+    solve.add_argument("file", type=Path)
+    solve.add_argument("--method", "-m", help="method name (default: the problem's default)")
+    solve.add_argument("--json", action="store_true", help="print one JSON object")
+    solve.add_argument("--verify", action="store_true", help="check the answer independently")
+    solve.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    solve.add_argument(
+        "--time-limit", type=_positive, help="seconds for exact methods (default 60)"
+    )
+
+    validate = sub.add_parser("validate", help="check an instance file; print 'ok'")
+    validate.add_argument("file", type=Path)
+
+    generate = sub.add_parser("generate", help="write a seeded instance of a problem and size")
+    generate.add_argument("problem")
+    generate.add_argument("--size", required=True, help="size class (see 'list')")
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--out", "-o", type=Path, help="file to write (default: stdout)")
+
+    sub.add_parser("list", help="list problems, their methods and generator sizes")
+
+    from scheduling_opt.bench import add_bench_arguments
+
+    bench = sub.add_parser("bench", help="run every method against the exact baselines")
+    add_bench_arguments(bench)
+    return parser
+
+
+def _run_solve(args: argparse.Namespace) -> int:
+    instance = load(args.file)
+    problem = get_problem(instance.problem)
+    method = problem.method(args.method)
+    data = problem.parse(instance)
+    result = method.run(data, SolveOptions(seed=args.seed, time_limit=args.time_limit))
+    if args.verify:
+        problem.check(data, result)
+    _print_result(problem, method.name, result, as_json=args.json, verified=args.verify)
+    return 0
+
+
+def result_record(problem: str, method: str, result: Result) -> dict[str, Any]:
+    """The JSON object ``solve --json`` prints."""
+    record: dict[str, Any] = {
+        "problem": problem,
+        "method": method,
+        "status": result.status.value,
+        "objective": result.objective,
+        "seconds": result.seconds,
+    }
+    for key, value in result.decision().items():
+        record.setdefault(key, value)
+    return record
+
+
+def _print_result(
+    problem: Problem, method: str, result: Result, *, as_json: bool, verified: bool
+) -> None:
+    record = result_record(problem.name, method, result)
+    if as_json:
+        if verified:
+            record["verified"] = True
+        print(json.dumps(record, allow_nan=False))
+        return
+    width = max(len(k) for k in record)
+    for key, value in record.items():
+        shown = (
+            value if isinstance(value, (str, int, float)) or value is None else json.dumps(value)
+        )
+        print(f"{key:<{width}}  {shown}")
+    if verified:
+        print(f"{'verified':<{width}}  yes")
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    problem = get_problem(args.problem)
+    if problem.generate is None:
+        raise UsageError(f"problem {problem.name!r} has no generator")
+    known = sorted({s for sizes in problem.sizes.values() for s in sizes})
+    if known and args.size not in known:
+        raise UsageError(
+            f"unknown size {args.size!r} for problem {problem.name!r} (known: {', '.join(known)})"
+        )
+    text = dumps(problem.generate(args.size, args.seed))
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+def _run_list() -> int:
+    for name in problem_names():
+        problem = get_problem(name)
+        print(f"{name}: {problem.summary}")
+        for m in problem.methods:
+            tags = ", ".join(
+                t for t, on in (("default", m.name == problem.default), ("exact", m.exact)) if on
+            )
+            print(f"  {m.name}{f' ({tags})' if tags else ''}: {m.summary}")
+        sizes = sorted({s for group in problem.sizes.values() for s in group})
+        if sizes:
+            print(f"  sizes: {', '.join(sizes)}")
+    return 0
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "solve":
+        return _run_solve(args)
+    if args.command == "validate":
+        from scheduling_opt.instance import validate
+
+        validate(args.file)
+        print("ok")
+        return 0
+    if args.command == "generate":
+        return _run_generate(args)
+    if args.command == "list":
+        return _run_list()
+    from scheduling_opt.bench import run_bench_command
+
+    return run_bench_command(args)
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's message with line breaks escaped: the CLI promises one line."""
+    return str(error).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (see the module docstring)."""
+    try:
+        args = _build_parser().parse_args(argv)
+        return _dispatch(args)
+    except VerificationError as e:
+        print(f"{PROG}: verification failed: {_one_line(e)}", file=sys.stderr)
+        return EXIT_FAILED
+    except SchedulingOptError as e:
+        print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # a bug, not bad input: still one line, never a traceback dump
+        print(f"{PROG}: internal error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

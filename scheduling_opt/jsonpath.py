@@ -1,0 +1,111 @@
+"""Reading JSON values with errors that name their path inside the document.
+
+Shared by the instance loader and every problem's parser, so that a malformed
+file always fails with one line such as ``jobs[2].min_workers: must be an
+integer, got 1.5``, never with a traceback from inside a solver.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from scheduling_opt.errors import InvalidInstanceError
+
+T = TypeVar("T")
+
+
+def reject_constant(name: str) -> float:
+    raise InvalidInstanceError("", f"{name} is not allowed in an instance file")
+
+
+def type_name(value: object) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+        type(value), "null" if value is None else "number"
+    )
+
+
+def read_object(value: object, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidInstanceError(path, f"must be an object, got {type_name(value)}")
+    return value
+
+
+def read_array(value: object, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidInstanceError(path, f"must be an array, got {type_name(value)}")
+    return value
+
+
+def check_keys(
+    obj: Mapping[str, Any], path: str, allowed: Sequence[str], required: Sequence[str]
+) -> None:
+    for key in obj:
+        if key not in allowed:
+            raise InvalidInstanceError(
+                join_path(path, key), f"unknown field (allowed: {', '.join(allowed)})"
+            )
+    for key in required:
+        if key not in obj:
+            raise InvalidInstanceError(join_path(path, key), "missing required field")
+
+
+def join_path(path: str, key: str) -> str:
+    """``path.key``; a key that is not a plain name is quoted (``path["a b"]``).
+
+    Quoting keeps every error message on one line whatever the document's keys
+    hold (a key may contain a newline).
+    """
+    if not key.isidentifier():
+        return f"{path}[{json.dumps(key)}]"
+    return f"{path}.{key}" if path else key
+
+
+def read_int(value: object, path: str, minimum: int | None = None) -> int:
+    """An integer (not a boolean), at least ``minimum`` when given."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInstanceError(path, f"must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InvalidInstanceError(path, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def read_number(value: object, path: str, minimum: float | None = None) -> float:
+    """A finite number (not a boolean), at least ``minimum`` when given."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInstanceError(path, f"must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise InvalidInstanceError(path, f"must be finite, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InvalidInstanceError(path, f"must be >= {minimum}, got {value!r}")
+    return value
+
+
+def read_string(value: object, path: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInstanceError(path, f"must be a string, got {value!r}")
+    return value
+
+
+def read_bool(value: object, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInstanceError(path, f"must be true or false, got {value!r}")
+    return value
+
+
+def located(path: str, make: Callable[[], T]) -> T:
+    """Run a model constructor, locating its error under ``path``."""
+    try:
+        return make()
+    except InvalidInstanceError as e:
+        raise e.at(path) from None
+
+
+def read_each(items: list[Any], path: str, parse: Callable[[dict[str, Any], str], T]) -> list[T]:
+    out = []
+    for i, item in enumerate(items):
+        p = f"{path}[{i}]"
+        out.append(parse(read_object(item, p), p))
+    return out

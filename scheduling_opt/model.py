@@ -1,0 +1,360 @@
+"""The shared model: heterogeneous GPU servers, training jobs and placements.
+
+Every solver in the library reads these immutable values. They are validated
+when constructed, so a solver can trust them: a violation raises
+:class:`~scheduling_opt.errors.InvalidInstanceError` naming the field.
+
+Papers: Aryl §3-§5 and Appendix E (training servers and inference servers on
+loan to training; V100 = 1.0 and T4 = 0.25 relative compute), Chronus §3.3.1
+(reward step functions for strict/soft SLOs and best effort), AntMan §3.2
+(resource-guarantee vs opportunistic jobs, tenants), ONES §3 (batch sizes).
+
+Solvers convert to numpy arrays inside their hot loops; these classes are the
+readable interface, not the representation a DP iterates over.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from scheduling_opt.errors import InvalidInstanceError
+
+Pool = Literal["training", "inference"]
+JobClass = Literal["guarantee", "opportunistic"]
+POOLS: tuple[Pool, ...] = ("training", "inference")
+JOB_CLASSES: tuple[JobClass, ...] = ("guarantee", "opportunistic")
+
+
+def _check_name(value: object, name: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidInstanceError(name, f"must be a non-empty string, got {value!r}")
+
+
+def _check_int(value: object, name: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInstanceError(name, f"must be an integer, got {value!r}")
+    if value < minimum:
+        raise InvalidInstanceError(name, f"must be >= {minimum}, got {value}")
+
+
+def _check_real(value: object, name: str, *, positive: bool = False) -> None:
+    """A finite real number, >= 0 (or > 0 when ``positive``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInstanceError(name, f"must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise InvalidInstanceError(name, f"must be finite, got {value!r}")
+    if positive and value <= 0:
+        raise InvalidInstanceError(name, f"must be > 0, got {value!r}")
+    if value < 0:
+        raise InvalidInstanceError(name, f"must be >= 0, got {value!r}")
+
+
+def _unique(names: Iterable[str], what: str) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise InvalidInstanceError(f"[{i}].{what}", f"duplicate {what} {name!r}")
+        seen.add(name)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuType:
+    """A kind of GPU: relative compute capacity (V100 = 1.0) and memory in GB."""
+
+    name: str
+    compute: float = 1.0
+    memory_gb: float = 32.0
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "name")
+        _check_real(self.compute, "compute", positive=True)
+        _check_real(self.memory_gb, "memory_gb", positive=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """A physical server with ``gpus`` GPUs of one type.
+
+    ``pool`` is the cluster that owns it. An inference server with ``on_loan``
+    is lent to training (Aryl §4): training may use it, and the inference
+    cluster may reclaim it. A training server is never on loan.
+    """
+
+    id: str
+    gpu_type: str
+    gpus: int
+    pool: Pool = "training"
+    on_loan: bool = False
+
+    def __post_init__(self) -> None:
+        _check_name(self.id, "id")
+        _check_name(self.gpu_type, "gpu_type")
+        _check_int(self.gpus, "gpus", 1)
+        if self.pool not in POOLS:
+            raise InvalidInstanceError("pool", f"must be one of {list(POOLS)}, got {self.pool!r}")
+        if not isinstance(self.on_loan, bool):
+            raise InvalidInstanceError("on_loan", f"must be true or false, got {self.on_loan!r}")
+        if self.on_loan and self.pool != "inference":
+            raise InvalidInstanceError("on_loan", "only an inference server can be on loan")
+
+    @property
+    def usable_for_training(self) -> bool:
+        """Training servers, and inference servers lent to training."""
+        return self.pool == "training" or self.on_loan
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """GPU types and servers; ids are unique and every server's type is known."""
+
+    gpu_types: tuple[GpuType, ...]
+    servers: tuple[Server, ...]
+    _types: Mapping[str, GpuType] = field(init=False, repr=False, compare=False)
+    _servers: Mapping[str, Server] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gpu_types", tuple(self.gpu_types))
+        object.__setattr__(self, "servers", tuple(self.servers))
+        try:
+            _unique((t.name for t in self.gpu_types), "name")
+        except InvalidInstanceError as e:
+            raise e.at("gpu_types") from None
+        try:
+            _unique((s.id for s in self.servers), "id")
+        except InvalidInstanceError as e:
+            raise e.at("servers") from None
+        types = {t.name: t for t in self.gpu_types}
+        for i, s in enumerate(self.servers):
+            if s.gpu_type not in types:
+                raise InvalidInstanceError(
+                    f"servers[{i}].gpu_type",
+                    f"unknown GPU type {s.gpu_type!r} (known: {sorted(types)})",
+                )
+        object.__setattr__(self, "_types", types)
+        object.__setattr__(self, "_servers", {s.id: s for s in self.servers})
+
+    def gpu_type(self, name: str) -> GpuType:
+        """The GPU type called ``name`` (KeyError-free: raises InvalidInstanceError)."""
+        try:
+            return self._types[name]
+        except KeyError:
+            raise InvalidInstanceError("gpu_type", f"unknown GPU type {name!r}") from None
+
+    def server(self, server_id: str) -> Server:
+        """The server with this id; an unknown id raises InvalidInstanceError."""
+        try:
+            return self._servers[server_id]
+        except KeyError:
+            raise InvalidInstanceError("server", f"unknown server {server_id!r}") from None
+
+    def has_server(self, server_id: str) -> bool:
+        return server_id in self._servers
+
+    def has_gpu_type(self, name: str) -> bool:
+        return name in self._types
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(s.gpus for s in self.servers)
+
+    def on_loan_servers(self) -> tuple[Server, ...]:
+        """Inference servers currently lent to training, in file order."""
+        return tuple(s for s in self.servers if s.on_loan)
+
+
+@dataclass(frozen=True, slots=True)
+class RewardStep:
+    """One step of a Chronus reward function: finish by ``time`` to earn ``reward``.
+
+    Times are seconds relative to the instance's "now" (Chronus §3.3.1).
+    """
+
+    time: float
+    reward: float
+
+    def __post_init__(self) -> None:
+        _check_real(self.time, "time")
+        _check_real(self.reward, "reward")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchInfo:
+    """ONES batch-size data of a job (ONES §3, Table 1).
+
+    ``epoch_size``: samples in one epoch; ``batch_limit``: the current limit
+    R_j on the global batch size; ``max_local_batch``: the largest local batch
+    that fits one GPU's memory; ``processed_samples``: progress so far.
+    """
+
+    epoch_size: int
+    batch_limit: int
+    max_local_batch: int
+    processed_samples: int = 0
+
+    def __post_init__(self) -> None:
+        _check_int(self.epoch_size, "epoch_size", 1)
+        _check_int(self.batch_limit, "batch_limit", 1)
+        _check_int(self.max_local_batch, "max_local_batch", 1)
+        _check_int(self.processed_samples, "processed_samples", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A training job: workers of ``gpus_per_worker`` GPUs each.
+
+    Inelastic when ``min_workers == max_workers``; elastic otherwise (Aryl
+    §5.2: the base demand is ``min_workers``, the flexible demand the rest).
+    ``duration`` is the running time in seconds at ``max_workers``.
+    ``gpu_type`` binds the job to one GPU type (None: any type).
+    ``deadlines`` is a Chronus reward step function, strictly increasing in
+    time (empty: no SLO). ``job_class`` and ``tenant`` are AntMan's.
+    """
+
+    id: str
+    min_workers: int
+    max_workers: int
+    duration: float
+    gpus_per_worker: int = 1
+    submit_time: float = 0.0
+    gpu_type: str | None = None
+    deadlines: tuple[RewardStep, ...] = ()
+    job_class: JobClass | None = None
+    tenant: str | None = None
+    batch: BatchInfo | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.id, "id")
+        _check_int(self.min_workers, "min_workers", 1)
+        _check_int(self.max_workers, "max_workers", 1)
+        if self.max_workers < self.min_workers:
+            raise InvalidInstanceError(
+                "max_workers",
+                f"must be >= min_workers ({self.min_workers}), got {self.max_workers}",
+            )
+        _check_real(self.duration, "duration", positive=True)
+        _check_int(self.gpus_per_worker, "gpus_per_worker", 1)
+        _check_real(self.submit_time, "submit_time")
+        if self.gpu_type is not None:
+            _check_name(self.gpu_type, "gpu_type")
+        object.__setattr__(self, "deadlines", tuple(self.deadlines))
+        for i, step in enumerate(self.deadlines):
+            if not isinstance(step, RewardStep):
+                raise InvalidInstanceError(f"deadlines[{i}]", "must be a RewardStep")
+            if i and step.time <= self.deadlines[i - 1].time:
+                raise InvalidInstanceError(
+                    f"deadlines[{i}].time",
+                    f"deadline times must be strictly increasing, got {step.time!r} "
+                    f"after {self.deadlines[i - 1].time!r}",
+                )
+        if self.job_class is not None and self.job_class not in JOB_CLASSES:
+            raise InvalidInstanceError(
+                "class", f"must be one of {list(JOB_CLASSES)}, got {self.job_class!r}"
+            )
+        if self.tenant is not None:
+            _check_name(self.tenant, "tenant")
+        if self.batch is not None and not isinstance(self.batch, BatchInfo):
+            raise InvalidInstanceError("batch", "must be a BatchInfo")
+
+    @property
+    def elastic(self) -> bool:
+        return self.max_workers > self.min_workers
+
+    @property
+    def min_gpus(self) -> int:
+        """GPUs of the base demand."""
+        return self.min_workers * self.gpus_per_worker
+
+    @property
+    def max_gpus(self) -> int:
+        return self.max_workers * self.gpus_per_worker
+
+    @property
+    def work(self) -> float:
+        """Worker-seconds to finish under linear scaling: ``duration * max_workers``."""
+        return self.duration * self.max_workers
+
+    def running_time(self, workers: int) -> float:
+        """Running time at a constant ``workers`` under linear scaling (Aryl §5)."""
+        if not self.min_workers <= workers <= self.max_workers:
+            raise InvalidInstanceError(
+                "workers",
+                f"job {self.id!r} runs with {self.min_workers}..{self.max_workers} "
+                f"workers, got {workers}",
+            )
+        return self.work / workers
+
+    def fits(self, server: Server) -> bool:
+        """Whether the job's GPU-type constraint admits this server."""
+        return self.gpu_type is None or self.gpu_type == server.gpu_type
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementRow:
+    """``workers`` of job ``job`` run on server ``server``."""
+
+    job: str
+    server: str
+    workers: int
+
+    def __post_init__(self) -> None:
+        _check_name(self.job, "job")
+        _check_name(self.server, "server")
+        _check_int(self.workers, "workers", 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where jobs' workers run: rows with at most one row per (job, server)."""
+
+    rows: tuple[PlacementRow, ...] = ()
+    _by_job: Mapping[str, Mapping[str, int]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rows", tuple(self.rows))
+        by_job: dict[str, dict[str, int]] = {}
+        for i, row in enumerate(self.rows):
+            servers = by_job.setdefault(row.job, {})
+            if row.server in servers:
+                raise InvalidInstanceError(
+                    f"[{i}]",
+                    f"duplicate row for job {row.job!r} on server {row.server!r}",
+                )
+            servers[row.server] = row.workers
+        object.__setattr__(self, "_by_job", by_job)
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Mapping[str, int]]) -> Placement:
+        """Build from ``{job: {server: workers}}``, dropping zero counts."""
+        return cls(
+            tuple(
+                PlacementRow(job, server, n)
+                for job, servers in mapping.items()
+                for server, n in servers.items()
+                if n
+            )
+        )
+
+    def servers_of(self, job_id: str) -> Mapping[str, int]:
+        """``{server: workers}`` of one job (empty if the job is not placed)."""
+        return self._by_job.get(job_id, {})
+
+    def workers_of(self, job_id: str) -> int:
+        return sum(self._by_job.get(job_id, {}).values())
+
+    def jobs(self) -> tuple[str, ...]:
+        """Placed job ids, in order of first appearance."""
+        return tuple(self._by_job)
+
+    def as_mapping(self) -> dict[str, dict[str, int]]:
+        return {job: dict(servers) for job, servers in self._by_job.items()}
+
+
+def used_gpus(placement: Placement, jobs: Mapping[str, Job]) -> dict[str, int]:
+    """GPUs in use per server id under ``placement`` (servers with none omitted)."""
+    used: dict[str, int] = {}
+    for row in placement.rows:
+        used[row.server] = used.get(row.server, 0) + row.workers * jobs[row.job].gpus_per_worker
+    return used

@@ -1,0 +1,1 @@
+"""One module per problem family; :mod:`.registry` maps problem names to them."""
