@@ -1,0 +1,188 @@
+"""Benchmark of Aryl server reclaiming: heuristics vs the exact optimum, and the MILP study.
+
+Usage::
+
+    python benchmarks/bench_reclaim.py                     # both tables, markdown
+    python benchmarks/bench_reclaim.py --sizes 20 60 --seeds 3 --no-study
+
+Methods table: for each size (on-loan 8-GPU servers, ~2x jobs, N_R = n/4)
+and seed, every method of the ``reclaim`` problem runs ``--repeats`` times
+(the median time is kept: the machine's 2 cores are shared), every answer
+passes ``check_reclaim``, and the gap of a method on an instance is
+``(h - opt) / max(opt, 1)`` on the preempted-job count, ``opt`` from
+``exact``. Study table: the exact model's steps switched on one at a time
+(see :class:`~scheduling_opt.solvers.reclaim_exact.ModelConfig`), then the
+final model on each backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from scheduling_opt.result import SolveOptions, Status
+from scheduling_opt.solvers import reclaim as rc
+from scheduling_opt.solvers.reclaim_exact import ModelConfig, model_size
+
+STUDY: tuple[tuple[str, ModelConfig], ...] = (
+    (
+        "plain: all jobs, global M, weighted",
+        ModelConfig(
+            reduce=False,
+            tight=False,
+            lexicographic=False,
+            merge=False,
+            disaggregate=False,
+            direct=False,
+        ),
+    ),
+    (
+        "+ drop unpreemptable jobs",
+        ModelConfig(
+            tight=False, lexicographic=False, merge=False, disaggregate=False, direct=False
+        ),
+    ),
+    (
+        "+ tight big-M",
+        ModelConfig(lexicographic=False, merge=False, disaggregate=False, direct=False),
+    ),
+    ("+ two stages", ModelConfig(merge=False, disaggregate=False, direct=False)),
+    ("+ merge identical servers", ModelConfig(disaggregate=False, direct=False)),
+    ("+ per-class rows y_c <= size(c) p_j", ModelConfig(direct=False)),
+    ("+ direct collateral (final, HiGHS)", ModelConfig()),
+    ("final, weighted (one stage)", ModelConfig(lexicographic=False)),
+    ("final on CP-SAT (8 workers)", ModelConfig(backend="cpsat")),
+    ("final on CBC", ModelConfig(backend="cbc")),
+)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Row:
+    preempted: list[int]
+    collateral: list[int]
+    gaps: list[float]
+    times: list[float]
+    proved: int = 0
+
+
+def median_run(run: Callable[[], rc.ReclaimResult], repeats: int) -> rc.ReclaimResult:
+    """One result, with its seconds replaced by the median over ``repeats`` runs."""
+    results = [run() for _ in range(repeats)]
+    seconds = statistics.median(r.seconds for r in results)
+    first = results[0]
+    return rc.ReclaimResult(
+        first.status,
+        first.objective,
+        seconds,
+        first.servers,
+        first.preempted_jobs,
+        first.scaled_in,
+        first.collateral_gpus,
+        first.method,
+    )
+
+
+def methods_table(sizes: Sequence[int], seeds: int, repeats: int, limit: float) -> str:
+    names = [m.name for m in rc.PROBLEM.methods]
+    out = [
+        "| servers | method | mean preempted | mean gap to exact | max gap | mean collateral GPUs | median time | proved optimal |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        rows = {m: Row([], [], [], []) for m in names}
+        for seed in range(seeds):
+            inp = rc.parse(rc.generate(str(n), seed))
+            results = {}
+            for m in names:
+                method = rc.PROBLEM.method(m)
+                reps = 1 if method.exact and n >= 150 else repeats
+                opts = SolveOptions(seed=seed, time_limit=limit)
+                solve = functools.partial(method.run, inp, opts)
+                results[m] = median_run(solve, reps)  # type: ignore[arg-type]
+                rc.check_reclaim(inp, results[m])
+            opt = len(results["exact"].preempted_jobs)
+            for m, r in results.items():
+                row = rows[m]
+                row.preempted.append(len(r.preempted_jobs))
+                row.collateral.append(r.collateral_gpus)
+                row.gaps.append((len(r.preempted_jobs) - opt) / max(opt, 1))
+                row.times.append(r.seconds)
+                row.proved += r.status is Status.OPTIMAL
+            log(
+                f"  n={n} seed={seed}: "
+                + ", ".join(f"{m}={len(r.preempted_jobs)}" for m, r in results.items())
+            )
+        for m in names:
+            row = rows[m]
+            out.append(
+                f"| {n} | {m} | {statistics.mean(row.preempted):.1f} | "
+                f"{100 * statistics.mean(row.gaps):.2f}% | {100 * max(row.gaps):.1f}% | "
+                f"{statistics.mean(row.collateral):.1f} | {fmt_time(statistics.median(row.times))} | "
+                f"{row.proved}/{seeds} |"
+            )
+    return "\n".join(out)
+
+
+def fmt_time(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def study_table(sizes: Sequence[int], seeds: int, limit: float) -> str:
+    out = [
+        "| servers | model | median time | max time | proved optimal | vars (classes + jobs kept) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        inputs = [rc.parse(rc.generate(str(n), seed)) for seed in range(seeds)]
+        for name, config in STUDY:
+            times, proved, size = [], 0, ""
+            for inp in inputs:
+                start = time.perf_counter()
+                result = rc.reclaim_exact(inp, time_limit=limit, config=config)
+                times.append(time.perf_counter() - start)
+                proved += result.status is Status.OPTIMAL
+                rc.check_reclaim(inp, result)
+                classes, kept = model_size(inp, config)
+                size = f"{classes} + {kept}"
+            log(f"  study n={n} {name}: {[round(t, 2) for t in times]}")
+            out.append(
+                f"| {n} | {name} | {fmt_time(statistics.median(times))} | {fmt_time(max(times))} | "
+                f"{proved}/{seeds} | {size} |"
+            )
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 60, 150, 500])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="runs per heuristic (median time)")
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--study-sizes", type=int, nargs="+", default=[150, 500])
+    parser.add_argument("--study-seeds", type=int, default=3)
+    parser.add_argument("--no-study", action="store_true")
+    parser.add_argument("--no-methods", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.no_methods:
+        log("methods ...")
+        print("## Methods\n")
+        print(methods_table(args.sizes, args.seeds, args.repeats, args.time_limit))
+        print(flush=True)
+    if not args.no_study:
+        log("exact-model study ...")
+        print("## Exact model study\n")
+        print(study_table(args.study_sizes, args.study_seeds, args.time_limit))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,311 @@
+"""Reclaim: Figure 5, exact = exact-pulp = brute force, heuristics valid and never better."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduling_opt.errors import InvalidInstanceError, VerificationError
+from scheduling_opt.instance import Instance, load, loads, to_dict
+from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
+from scheduling_opt.result import SolveOptions, Status
+from scheduling_opt.solvers import reclaim as rc
+from scheduling_opt.solvers.reclaim_exact import ModelConfig
+from scheduling_opt.solvers.registry import get_problem
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+FIG5 = INSTANCES / "reclaim-aryl-fig5.json"
+PROBLEM = get_problem("reclaim")
+METHODS = [m.name for m in PROBLEM.methods]
+
+
+def run(inst: Instance | rc.ReclaimInput, method: str, seed: int = 0) -> rc.ReclaimResult:
+    inp = inst if isinstance(inst, rc.ReclaimInput) else rc.parse(inst)
+    result = PROBLEM.method(method).run(inp, SolveOptions(seed=seed, time_limit=30))
+    assert isinstance(result, rc.ReclaimResult)
+    return result
+
+
+def brute_force(inp: rc.ReclaimInput) -> tuple[int, int]:
+    """The best (preempted, collateral) over every N_R-subset of on-loan servers."""
+    best = None
+    for chosen in itertools.combinations(range(inp.n_servers), inp.n_reclaim):
+        r = rc.make_result(inp, chosen, Status.FEASIBLE, 0.0, "brute")
+        best = r.key if best is None else min(best, r.key)
+    assert best is not None
+    return best
+
+
+def with_params(inst: Instance, **params: Any) -> Instance:
+    doc = to_dict(inst)
+    doc["params"] = params
+    return loads(json.dumps(doc))
+
+
+# --------------------------------------------------------------------------- Figure 5
+
+
+def test_fig5_gpu_counts_match_table1() -> None:
+    inst = load(FIG5)
+    gpu_fraction = []
+    for sid in map(str, range(1, 7)):
+        total = Fraction(0)
+        for job in inst.placement.jobs():
+            rows = inst.placement.servers_of(job)
+            if sid in rows:
+                total += Fraction(rows[sid], sum(rows.values()))
+        gpu_fraction.append(total)
+    assert gpu_fraction == [Fraction(x) for x in ("0.5", "0.5", "1", "0.8", "0.4", "0.8")]
+
+
+def test_fig5_server_fraction_costs_match_table1() -> None:
+    inp = rc.parse(load(FIG5))
+    state = rc._Greedy(inp)
+    scale = max(state.share)  # job b's single server: 1/|S_b| = 1
+    costs = [Fraction(c, scale) for c in state.cost]
+    assert costs == [Fraction(x) for x in ("0.5", "0.5", "1", "0.5", "1", "0.5")]
+
+
+@pytest.mark.parametrize("method", ["aryl", "aryl-plus", "exact", "exact-pulp"])
+def test_fig5_optimum_is_one_preemption(method: str) -> None:
+    inst = load(FIG5)
+    result = run(inst, method)
+    rc.check_reclaim(inst, result)
+    assert result.decision() == {
+        "servers": ["1", "2"],
+        "preempted_jobs": ["a"],
+        "scaled_in": {},
+        "objective": 1,
+        "collateral_gpus": 0,
+    }
+
+
+def test_fig5_unlucky_order_misleads_aryl_but_not_ours() -> None:
+    """Servers listed 6..1: Algorithm 1's ties now pick 6 then 5 (2 preemptions)."""
+    doc = json.loads(FIG5.read_text())
+    doc["cluster"]["servers"].reverse()
+    inst = loads(json.dumps(doc))
+    aryl = rc.reclaim_aryl(inst)
+    assert aryl.servers == ("6", "5")
+    assert aryl.key == (2, 8)
+    plus = rc.reclaim_aryl_plus(inst)
+    assert plus.key == (1, 0)
+    assert set(plus.servers) == {"1", "2"}
+
+
+def test_fig5_single_server_is_exhaustive() -> None:
+    inst = with_params(load(FIG5), servers_to_reclaim=1)
+    # Every server preempts one job; server 5 preempts two. Ties on count go
+    # to the least collateral: server 3 (job b lives there alone).
+    assert rc.reclaim_aryl(inst).decision()["servers"] == ["3"]
+    assert rc.reclaim_aryl(inst).key == (1, 0)
+
+
+# --------------------------------------------------------------------------- semantics
+
+
+def _elastic_instance(n_reclaim: int) -> Instance:
+    cluster = Cluster(
+        (GpuType("V100"),),
+        (
+            Server("t1", "V100", 8),
+            Server("i1", "V100", 8, "inference", True),
+            Server("i2", "V100", 8, "inference", True),
+        ),
+    )
+    jobs = (
+        Job("e", min_workers=2, max_workers=8, duration=10.0),
+        Job("f", min_workers=4, max_workers=4, duration=10.0, gpus_per_worker=2),
+    )
+    rows = (
+        PlacementRow("e", "t1", 2),
+        PlacementRow("e", "i1", 4),
+        PlacementRow("f", "t1", 1),
+        PlacementRow("f", "i2", 3),
+    )
+    params = {"servers_to_reclaim": n_reclaim}
+    return Instance("reclaim", cluster, jobs, Placement(rows), params)
+
+
+def test_elastic_job_scales_in_and_inelastic_job_is_preempted() -> None:
+    inst = _elastic_instance(2)
+    result = run(inst, "exact")
+    rc.check_reclaim(inst, result)
+    assert result.decision() == {
+        "servers": ["i1", "i2"],
+        "preempted_jobs": ["f"],
+        "scaled_in": {"e": 4},
+        "objective": 1,
+        "collateral_gpus": 2,  # f's worker on the training server
+    }
+
+
+def test_free_server_goes_first() -> None:
+    inst = _elastic_instance(1)
+    for method in METHODS:
+        if method != "random":
+            assert run(inst, method).decision()["servers"] == ["i1"], method
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_zero_and_all_servers(method: str) -> None:
+    inst = _elastic_instance(0)
+    assert run(inst, method).decision()["servers"] == []
+    everything = run(_elastic_instance(2), method)
+    assert sorted(everything.servers) == ["i1", "i2"]
+
+
+# --------------------------------------------------------------------------- invalid input
+
+
+@pytest.mark.parametrize("value", [7, -1, 1.5, "2", True, None])
+def test_bad_servers_to_reclaim_is_rejected(value: object) -> None:
+    inst = with_params(load(FIG5), servers_to_reclaim=value)
+    with pytest.raises(InvalidInstanceError) as err:
+        rc.parse(inst)
+    assert err.value.path == "params.servers_to_reclaim"
+
+
+def test_missing_field_and_cluster_are_rejected() -> None:
+    with pytest.raises(InvalidInstanceError) as err:
+        rc.parse(with_params(load(FIG5)))
+    assert err.value.path == "params.servers_to_reclaim"
+    with pytest.raises(InvalidInstanceError) as err:
+        rc.parse(Instance("reclaim", params={"servers_to_reclaim": 0}))
+    assert err.value.path == "cluster"
+
+
+def test_checker_rejects_wrong_answers() -> None:
+    inst = load(FIG5)
+    inp = rc.parse(inst)
+    good = run(inp, "exact")
+    bad_results = [
+        rc.make_result(inp, [0], Status.FEASIBLE, 0.0, "x"),
+        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, ("1", "1"), ("a",), (), 0),
+        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, ("1", "9"), ("a",), (), 0),
+        rc.ReclaimResult(Status.FEASIBLE, 0.0, 0.0, good.servers, (), (), 0),
+        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, good.servers, ("a",), (), 4),
+        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, good.servers, ("a",), (("b", 1),), 0),
+    ]
+    for bad in bad_results:
+        with pytest.raises(VerificationError):
+            rc.check_reclaim(inst, bad)
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@st.composite
+def small_instances(draw: st.DrawFn, max_servers: int = 8) -> Instance:
+    n = draw(st.integers(1, max_servers))
+    servers = [Server(f"i{s}", "G", 8, "inference", True) for s in range(n)]
+    servers.append(Server("t0", "G", 8))
+    free = {s.id: 8 for s in servers}
+    jobs: list[Job] = []
+    rows: list[PlacementRow] = []
+    for k in range(draw(st.integers(0, 2 * n + 2))):
+        gpw = draw(st.sampled_from([1, 1, 2]))
+        span = draw(
+            st.lists(st.sampled_from([s.id for s in servers]), min_size=1, max_size=4, unique=True)
+        )
+        placed = {}
+        for sid in span:
+            room = free[sid] // gpw
+            if room:
+                placed[sid] = draw(st.integers(1, min(room, 3)))
+                free[sid] -= placed[sid] * gpw
+        if not placed:
+            continue
+        total = sum(placed.values())
+        low = draw(st.integers(1, total))
+        jobs.append(Job(f"j{k}", low, total + draw(st.integers(0, 2)), 1.0, gpw))
+        rows.extend(PlacementRow(f"j{k}", sid, w) for sid, w in placed.items())
+    cluster = Cluster((GpuType("G"),), tuple(servers))
+    params = {"servers_to_reclaim": draw(st.integers(0, n))}
+    return Instance("reclaim", cluster, tuple(jobs), Placement(tuple(rows)), params)
+
+
+@settings(max_examples=80, deadline=None)
+@given(small_instances(max_servers=10))
+def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:
+    inp = rc.parse(inst)
+    results = {m: run(inp, m, seed=3) for m in METHODS}
+    for method, result in results.items():
+        rc.check_reclaim(inp, result)
+        assert len(set(result.servers)) == inp.n_reclaim, method
+        assert result.status is (Status.OPTIMAL if method.startswith("exact") else Status.FEASIBLE)
+    best = brute_force(inp)
+    assert results["exact"].key == best
+    assert results["exact-pulp"].key == best
+    assert all(r.key >= best for r in results.values())
+    assert results["aryl-plus"].key <= results["aryl"].key
+    if inp.n_reclaim == 1:  # Algorithm 1 line 19: exhaustive, hence optimal
+        assert results["aryl"].key == best
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_instances(max_servers=10))
+def test_exact_model_variants_agree_with_brute_force(inst: Instance) -> None:
+    inp = rc.parse(inst)
+    best = brute_force(inp)
+    for config in (
+        ModelConfig(reduce=False, tight=False, disaggregate=False, direct=False, merge=False),
+        ModelConfig(lexicographic=False),
+        ModelConfig(backend="cpsat"),
+    ):
+        assert rc.reclaim_exact(inp, config=config).key == best, config
+
+
+# --------------------------------------------------------------------------- generator, files
+
+
+def test_generator_is_seeded_and_shaped() -> None:
+    a, b = rc.generate("60", 5), rc.generate("60", 5)
+    assert a == b
+    assert a != rc.generate("60", 6)
+    inp = rc.parse(a)
+    assert inp.n_servers == 60
+    assert inp.n_reclaim == 15
+    assert 100 <= len(a.jobs) <= 120
+    assert any(j.elastic for j in a.jobs)
+    assert loads(json.dumps(to_dict(a))) == a
+    with pytest.raises(InvalidInstanceError):
+        rc.generate("big", 0)
+
+
+def test_random_is_seeded() -> None:
+    inp = rc.parse(rc.generate("20", 1))
+    assert run(inp, "random", 4).servers == run(inp, "random", 4).servers
+    assert run(inp, "aryl-plus", 4).servers == run(inp, "aryl-plus", 4).servers
+
+
+@pytest.mark.parametrize("path", sorted(INSTANCES.glob("reclaim-*.json")), ids=lambda p: p.name)
+def test_instance_files_solve_and_check(path: Path) -> None:
+    inst = load(path)
+    for method in ("aryl", "scf", "random"):
+        rc.check_reclaim(inst, PROBLEM.solve(inst, method))
+
+
+def test_exact_reports_time_limit_honestly() -> None:
+    inp = rc.parse(load(INSTANCES / "reclaim-n150.json"))
+    result = rc.reclaim_exact(inp, time_limit=0.01)
+    assert result.status in (Status.OPTIMAL, Status.TIME_LIMIT)
+    rc.check_reclaim(inp, result)
+
+
+def test_heuristics_never_beat_exact_on_generated() -> None:
+    inp = rc.parse(rc.generate("20", 2))
+    best = run(inp, "exact")
+    assert best.status is Status.OPTIMAL
+    assert best.key == run(inp, "exact-pulp").key
+    for method in METHODS:
+        result = run(inp, method)
+        rc.check_reclaim(inp, result)
+        assert result.key >= best.key
