@@ -1,0 +1,197 @@
+"""Aryl best-fit decreasing placement (Aryl §5.3).
+
+Jobs, in decreasing order of GPUs per worker, put each worker on the
+non-empty server that fits it best (fewest free GPUs left), else on a new
+(empty) server. Elastic jobs prefer on-loan inference servers, with their base
+and flexible workers on separate server groups so that reclaiming can release
+the flexible group first (§4); inelastic jobs prefer training servers. A job
+bound to a GPU type only ever sees servers of that type.
+
+Our precise reading (the paper gives the rule in prose only):
+
+- Preference tiers, tried in order, each with best fit then a new server:
+  inelastic: training, then on-loan; elastic base workers: on-loan servers
+  not in the flexible group, then training, then the flexible group; elastic
+  flexible workers: on-loan servers not in the base group, then training,
+  then the base group. An on-loan server joins the base (flexible) group with
+  its first base (flexible) worker; one already running workers starts in the
+  base group (which of its workers are flexible is unknown, so releasing it
+  could preempt). A new server is the empty one with the fewest GPUs that
+  fits, then the first in file order; best-fit ties go to file order too.
+- Placement is all-or-nothing per job: a job whose workers do not all fit on
+  its eligible servers stays unplaced and takes nothing.
+- Order: GPUs per worker descending, then total GPUs descending, then file
+  order (stable).
+
+Per-worker best fit keeps choosing the same server while it has room (its
+free count only shrinks and stays the smallest that fits), so the workers
+going to one server are placed at once. Servers sit in buckets keyed by
+(group, GPU type, empty or not, free GPUs), each a lazy heap of server
+indices, with a bitmask of the non-empty free levels: a lookup is a few bit
+operations. Complexity O(J log J + P (C + log S)) for J jobs, P placement
+rows produced, S servers and C = groups x types.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from scheduling_opt.result import Status, timed
+from scheduling_opt.solvers.placement_core import (
+    Assignment,
+    PlacementInput,
+    PlacementResult,
+    make_result,
+)
+
+TRAIN, LOAN_FREE, LOAN_BASE, LOAN_FLEX = range(4)
+_N_GROUPS = 4
+
+#: Groups tried in order by each kind of worker.
+INELASTIC_TIERS: tuple[tuple[int, ...], ...] = ((TRAIN,), (LOAN_FREE, LOAN_BASE, LOAN_FLEX))
+BASE_TIERS: tuple[tuple[int, ...], ...] = ((LOAN_FREE, LOAN_BASE), (TRAIN,), (LOAN_FLEX,))
+FLEX_TIERS: tuple[tuple[int, ...], ...] = ((LOAN_FREE, LOAN_FLEX), (TRAIN,), (LOAN_BASE,))
+
+
+class _Servers:
+    """Free GPUs and group of every server, bucketed for best-fit lookups."""
+
+    def __init__(self, inp: PlacementInput) -> None:
+        self.n_types = inp.n_types
+        self.levels = max(inp.cap, default=0) + 1
+        self.free = list(inp.free)
+        self.group = [
+            (LOAN_BASE if busy else LOAN_FREE) if loan else TRAIN
+            for loan, busy in zip(inp.loan, inp.busy, strict=True)
+        ]
+        self.used = list(inp.busy)
+        self.type = inp.server_type
+        n_buckets = _N_GROUPS * self.n_types * 2
+        self.heaps: list[list[list[int]]] = [
+            [[] for _ in range(self.levels)] for _ in range(n_buckets)
+        ]
+        self.count = [[0] * self.levels for _ in range(n_buckets)]
+        self.mask = [0] * n_buckets
+        # GPUs free per (type, level), over every group: the all-or-nothing test.
+        self.by_level = [[0] * self.levels for _ in range(self.n_types)]
+        for s in range(len(self.free)):
+            self._enter(s)
+            self.by_level[self.type[s]][self.free[s]] += 1
+
+    def _bucket(self, s: int) -> int:
+        return (self.group[s] * self.n_types + self.type[s]) * 2 + self.used[s]
+
+    def _enter(self, s: int) -> None:
+        f = self.free[s]
+        if f == 0:
+            return
+        b = self._bucket(s)
+        heapq.heappush(self.heaps[b][f], s)
+        self.count[b][f] += 1
+        self.mask[b] |= 1 << f
+
+    def _leave(self, s: int) -> None:
+        f = self.free[s]
+        if f == 0:
+            return
+        b = self._bucket(s)
+        self.count[b][f] -= 1
+        if not self.count[b][f]:
+            self.mask[b] &= ~(1 << f)
+
+    def room(self, types: Sequence[int], gpw: int) -> int:
+        """Workers of ``gpw`` GPUs that still fit on the servers of ``types``."""
+        return sum(
+            n * (f // gpw)
+            for t in types
+            for f, n in enumerate(self.by_level[t][gpw:], start=gpw)
+            if n
+        )
+
+    def _first(self, b: int, f: int) -> int:
+        heap = self.heaps[b][f]
+        # Lazy deletion: a server left this bucket when its key changed.
+        while self._bucket(heap[0]) != b or self.free[heap[0]] != f:
+            heapq.heappop(heap)
+        return heap[0]
+
+    def find(self, groups: Sequence[int], types: Sequence[int], gpw: int) -> int:
+        """Best fit among non-empty servers of ``groups``, else a new one; -1: none."""
+        low = ~((1 << gpw) - 1)
+        for used in (1, 0):
+            buckets = [(g * self.n_types + t) * 2 + used for g in groups for t in types]
+            union = 0
+            for b in buckets:
+                union |= self.mask[b]
+            union &= low
+            if union:
+                f = (union & -union).bit_length() - 1
+                return min(self._first(b, f) for b in buckets if self.mask[b] >> f & 1)
+        return -1
+
+    def take(self, s: int, gpus: int, group: int) -> None:
+        """Use ``gpus`` GPUs of server ``s``; an on-loan server may join ``group``."""
+        self._leave(s)
+        self.by_level[self.type[s]][self.free[s]] -= 1
+        self.free[s] -= gpus
+        self.by_level[self.type[s]][self.free[s]] += 1
+        self.used[s] = True
+        if self.group[s] == LOAN_FREE and group != TRAIN:
+            self.group[s] = group
+        self._enter(s)
+
+
+def _place_workers(
+    servers: _Servers,
+    placed: dict[int, int],
+    count: int,
+    gpw: int,
+    types: Sequence[int],
+    tiers: Sequence[Sequence[int]],
+    group: int,
+) -> None:
+    left = count
+    for tier in tiers:
+        while left:
+            s = servers.find(tier, types, gpw)
+            if s < 0:
+                break
+            k = min(left, servers.free[s] // gpw)
+            servers.take(s, k * gpw, group)
+            placed[s] = placed.get(s, 0) + k
+            left -= k
+        if not left:
+            return
+    raise AssertionError("room() promised space that find() did not reach")
+
+
+def bfd_order(inp: PlacementInput) -> list[int]:
+    """Jobs by GPUs per worker, then total GPUs, both descending; then file order."""
+    return sorted(range(inp.n_jobs), key=lambda j: (-inp.gpw[j], -inp.gpus(j), j))
+
+
+def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
+    """Aryl's best-fit decreasing: per job ``((server, workers), ...)`` or None."""
+    servers = _Servers(inp)
+    all_types = tuple(range(inp.n_types))
+    out: list[Assignment | None] = [None] * inp.n_jobs
+    for j in bfd_order(inp):
+        gpw, n = inp.gpw[j], inp.workers[j]
+        types = all_types if inp.job_type[j] < 0 else (inp.job_type[j],)
+        if servers.room(types, gpw) < n:
+            continue
+        placed: dict[int, int] = {}
+        if inp.elastic[j]:
+            _place_workers(servers, placed, inp.base[j], gpw, types, BASE_TIERS, LOAN_BASE)
+            _place_workers(servers, placed, n - inp.base[j], gpw, types, FLEX_TIERS, LOAN_FLEX)
+        else:
+            _place_workers(servers, placed, n, gpw, types, INELASTIC_TIERS, TRAIN)
+        out[j] = tuple(sorted(placed.items()))
+    return out
+
+
+def solve_bfd(inp: PlacementInput) -> PlacementResult:
+    """Run :func:`bfd_assign` and report its total allocation reward."""
+    assign, seconds = timed(lambda: bfd_assign(inp))
+    return make_result(inp, assign, Status.FEASIBLE, seconds, "bfd")

@@ -1,0 +1,440 @@
+"""Placement: Proposition 1, BFD's rules, checker, exact = exact-pulp = brute force."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduling_opt.errors import InvalidInstanceError, VerificationError
+from scheduling_opt.instance import Instance, load, loads, to_dict
+from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
+from scheduling_opt.result import SolveOptions, Status
+from scheduling_opt.scaling import Log2Model, Log2Times
+from scheduling_opt.solvers import placement as pl
+from scheduling_opt.solvers.placement_chronus import (
+    buddy_pack,
+    fits_rounded,
+    local_search,
+    node_parts,
+    place_span,
+    quasi_consolidate,
+    round_up,
+    rounded_demand,
+)
+from scheduling_opt.solvers.registry import get_problem
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+EXAMPLE = INSTANCES / "placement-chronus-example.json"
+PROBLEM = get_problem("placement")
+HEURISTICS = ("bfd", "round-up", "quasi", "local-search")
+TYPES = (GpuType("V100", 1.0, 32.0), GpuType("T4", 0.25, 16.0))
+
+
+def run(inp: pl.PlacementInput, method: str) -> pl.PlacementResult:
+    result = PROBLEM.method(method).run(inp, SolveOptions(time_limit=30))
+    assert isinstance(result, pl.PlacementResult)
+    return result
+
+
+def nodes(n: int, free: int = 8) -> Cluster:
+    return Cluster(TYPES, tuple(Server(f"n{i}", "V100", free) for i in range(n)))
+
+
+def with_params(inst: Instance, **params: Any) -> Instance:
+    doc = to_dict(inst)
+    doc["params"] = params
+    return loads(json.dumps(doc))
+
+
+# --------------------------------------------------------------------------- round-up
+
+
+def test_round_up_matches_section_3_4_1() -> None:
+    assert [round_up(g) for g in range(1, 18)] == [
+        1, 2, 4, 4, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16, 24,
+    ]  # fmt: skip
+    # A 6-GPU node is 4 + 2: single-node demands 1, 2, 4, else whole nodes.
+    assert node_parts(6) == (4, 2)
+    assert node_parts(8) == (8,)
+    assert node_parts(12) == (8, 4)
+    assert [round_up(g, 6) for g in (1, 2, 3, 4, 5, 6, 7)] == [1, 2, 4, 4, 6, 6, 12]
+    assert rounded_demand([3, 5, 12, 1]) == 4 + 8 + 16 + 1  # Eq. (6) left-hand side
+
+
+def test_fits_rounded_for_other_node_sizes_runs_the_construction() -> None:
+    assert fits_rounded([3, 5, 2], 2)  # 4 + 8 + 2 <= 16
+    assert not fits_rounded([3, 5, 7], 2)  # 4 + 8 + 8 > 16
+    # 12 GPUs on two 6-GPU nodes, but only two 4-GPU parts exist.
+    assert not fits_rounded([4, 4, 4], 2, node_size=6)
+    assert fits_rounded([4, 2, 4, 2], 2, node_size=6)
+    assert buddy_pack([8, 4, 4, 2, 1, 1], [8, 8, 8], 8) == [(0,), (1,), (1,), (2,), (2,), (2,)]
+
+
+FRIENDLY = st.sampled_from([1, 2, 4, 8, 16, 24])
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 8), demands=st.lists(FRIENDLY, min_size=1, max_size=14), data=st.data())
+def test_proposition_1_every_job_consolidated(m: int, demands: list[int], data: Any) -> None:
+    kept: list[int] = []
+    for g in demands:  # the precondition: friendly demands within 8m GPUs
+        if sum(kept) + g <= 8 * m:
+            kept.append(g)
+    jobs = []
+    for i, g in enumerate(kept):
+        gpw = data.draw(st.sampled_from([d for d in (1, 2, 4, 8) if g % d == 0]))
+        jobs.append(Job(f"j{i}", g // gpw, g // gpw, 60.0, gpw))
+    assert fits_rounded(kept, m)
+    result = pl.round_up_consolidation(nodes(m), Placement(), jobs)
+    assert result.unplaced == ()
+    for job, g in zip(jobs, kept, strict=True):
+        assert len(result.servers_of(job.id)) == math.ceil(g / 8)
+    pl.check_placement(pl.build_input(Instance("placement", nodes(m), tuple(jobs))), result)
+
+
+def test_round_up_leaves_a_job_pending_rather_than_spread_it() -> None:
+    # Two half-free nodes: a 5-GPU job rounds to 8 and has no whole node.
+    cluster = nodes(2)
+    old = (Job("o1", 4, 4, 60.0), Job("o2", 4, 4, 60.0))
+    rows = Placement((PlacementRow("o1", "n0", 4), PlacementRow("o2", "n1", 4)))
+    result = pl.round_up_consolidation(cluster, rows, (*old, Job("x", 5, 5, 60.0)))
+    assert result.unplaced == ("x",)
+    assert result.objective == 0.0
+
+
+# --------------------------------------------------------------------------- spans
+
+
+def test_place_span_is_a_k_server_best_fit() -> None:
+    rooms = [(1, 10), (2, 11), (3, 12), (8, 13)]
+    assert place_span(rooms, 4, 1) == ((13, 4),)
+    assert place_span(rooms, 4, 2) == ((11, 2), (12, 2))
+    assert place_span(rooms, 6, 3) == ((10, 1), (11, 2), (12, 3))
+    assert place_span(rooms, 5, 5) is None
+    assert place_span(rooms, 20, 2) is None
+
+
+def test_reward_is_eq_7() -> None:
+    speed = Log2Model(Log2Times(1.0, 2.0))
+    cluster = nodes(4)
+    inp = pl.build_input(Instance("placement", cluster, (Job("a", 16, 16, 1.0),)), speed=speed)
+    assert inp.k_star == (2,)
+    # On 4 nodes: t_4 = 3, t_2 = 2: RW = 16 * (1/3) / (1/2).
+    assert inp.rw[0][4] == pytest.approx(16 * 2 / 3)
+    assert inp.rw[0][2] == 16
+    assert inp.rw[0][1] == 0
+
+
+# --------------------------------------------------------------------------- bfd
+
+
+def test_bfd_prefers_pools_and_separates_base_from_flexible() -> None:
+    servers = (
+        Server("t1", "V100", 8),
+        Server("t2", "V100", 8),
+        Server("i1", "T4", 8, "inference", True),
+        Server("i2", "T4", 8, "inference", True),
+        Server("i3", "T4", 8, "inference", False),
+    )
+    jobs = (
+        Job("inel", 6, 6, 60.0),
+        Job("el", 2, 5, 60.0),
+        Job("el2", 2, 4, 60.0),
+        Job("v", 3, 3, 60.0, gpu_type="V100"),
+    )
+    result = pl.best_fit_decreasing(Cluster(TYPES, servers), Placement(), jobs)
+    place = {j.id: result.servers_of(j.id) for j in jobs}
+    assert set(place["inel"]) == {"t1"}  # training first
+    assert set(place["v"]) <= {"t1", "t2"}
+    # Elastic: base workers on one on-loan group, flexible ones on another.
+    base_group = {s for s, _ in place["el"].items() if s.startswith("i")}
+    assert all(s.startswith("i") for s in place["el"])
+    assert all(s.startswith("i") for s in place["el2"])
+    assert place["el"] == {"i1": 2, "i2": 3}
+    assert place["el2"] == {"i1": 2, "i2": 2}
+    assert base_group == {"i1", "i2"}
+    assert "i3" not in {s for p in place.values() for s in p}
+
+
+def test_bfd_best_fit_uses_the_tightest_server() -> None:
+    cluster = nodes(3)
+    old = (Job("o1", 5, 5, 60.0), Job("o2", 2, 2, 60.0))
+    rows = Placement((PlacementRow("o1", "n0", 5), PlacementRow("o2", "n1", 2)))
+    result = pl.best_fit_decreasing(cluster, rows, (*old, Job("x", 3, 3, 60.0)))
+    assert result.servers_of("x") == {"n0": 3}  # 3 free on n0 fits exactly
+
+
+@st.composite
+def typed_instances(draw: st.DrawFn) -> Instance:
+    servers = []
+    for i in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["t", "loan", "inf"]))
+        gpu = draw(st.sampled_from(["V100", "T4"]))
+        size = draw(st.sampled_from([4, 6, 8]))
+        if kind == "t":
+            servers.append(Server(f"s{i}", gpu, size))
+        else:
+            servers.append(Server(f"s{i}", gpu, size, "inference", kind == "loan"))
+    jobs = []
+    for i in range(draw(st.integers(1, 8))):
+        gpw = draw(st.sampled_from([1, 2]))
+        hi = draw(st.integers(1, 5))
+        lo = draw(st.integers(1, hi))
+        bound = draw(st.sampled_from([None, "V100", "T4"]))
+        jobs.append(Job(f"j{i}", lo, hi, 60.0, gpw, gpu_type=bound))
+    return Instance("placement", Cluster(TYPES, tuple(servers)), tuple(jobs))
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=typed_instances())
+def test_bfd_respects_types_and_pools(inst: Instance) -> None:
+    inp = pl.parse(inst)
+    result = run(inp, "bfd")
+    pl.check_placement(inp, result)
+    cluster = inst.require_cluster()
+    for job_id, sid, _ in result.rows:
+        server, job = cluster.server(sid), inst.jobs_by_id[job_id]
+        assert job.gpu_type is None or server.gpu_type == job.gpu_type
+        assert server.usable_for_training
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=typed_instances())
+def test_heuristics_pass_the_checker(inst: Instance) -> None:
+    inp = pl.parse(inst)
+    for method in HEURISTICS:
+        pl.check_placement(inp, run(inp, method))
+
+
+# --------------------------------------------------------------------------- checker
+
+
+def _liar(result: pl.PlacementResult, **changes: Any) -> pl.PlacementResult:
+    fields = {
+        "status": result.status,
+        "objective": result.objective,
+        "seconds": result.seconds,
+        "rows": result.rows,
+        "unplaced": result.unplaced,
+        "nodes_spanned": result.nodes_spanned,
+    }
+    return pl.PlacementResult(**(fields | changes))
+
+
+def test_checker_catches_wrong_answers() -> None:
+    inp = pl.parse(load(EXAMPLE))
+    good = run(inp, "local-search")
+    pl.check_placement(inp, good)
+    job, server, w = good.rows[0]
+    bad = [
+        _liar(good, objective=(good.objective or 0) + 1),
+        _liar(good, rows=((job, server, w + 1), *good.rows[1:])),
+        _liar(good, rows=good.rows[1:]),
+        _liar(good, unplaced=(*good.unplaced, job)),
+        _liar(good, rows=((job, "nope", w), *good.rows[1:])),
+        _liar(good, rows=(*good.rows, ("o1", server, 1))),
+        _liar(good, rows=((job, server, w), (job, server, w), *good.rows[1:])),
+    ]
+    for result in bad:
+        with pytest.raises(VerificationError):
+            pl.check_placement(inp, result)
+
+
+def test_checker_counts_the_existing_placement() -> None:
+    cluster = nodes(1)
+    old = Job("o", 6, 6, 60.0)
+    inst = Instance("placement", cluster, (old, Job("x", 3, 3, 60.0)),
+                    Placement((PlacementRow("o", "n0", 6),)))  # fmt: skip
+    inp = pl.parse(inst)
+    fake = pl.PlacementResult(Status.FEASIBLE, 3.0, 0.0, (("x", "n0", 3),), (), 1)
+    with pytest.raises(VerificationError, match="over-full"):
+        pl.check_placement(inp, fake)
+
+
+# --------------------------------------------------------------------------- exact
+
+
+def brute_force(inst: Instance) -> float:
+    """Best total RW over every placement, from the cluster and the speed model."""
+    cluster = inst.require_cluster()
+    speed = Log2Model()
+    servers = [s for s in cluster.servers if s.usable_for_training]
+    used = {s.id: 0 for s in servers}
+    for row in inst.placement.rows:
+        used[row.server] += row.workers * inst.jobs_by_id[row.job].gpus_per_worker
+    todo = [j for j in inst.jobs if j.id not in inst.placement.jobs()]
+
+    def options(job: Job) -> list[dict[str, int] | None]:
+        elig = [s.id for s in servers if job.fits(s)]
+        out: list[dict[str, int] | None] = [None]
+        for counts in itertools.product(range(job.max_workers + 1), repeat=len(elig)):
+            if sum(counts) == job.max_workers:
+                out.append({s: c for s, c in zip(elig, counts, strict=True) if c})
+        return out
+
+    def reward(job: Job, spread: dict[str, int]) -> float:
+        per = max(s.gpus // job.gpus_per_worker for s in servers if job.fits(s))
+        if not per:  # no server holds a worker: the capacity check rejects it
+            return 0.0
+        k_star = math.ceil(job.max_workers / per)
+        g = job.max_gpus
+        return g * speed.speed(None, g, len(spread)) / speed.speed(None, g, k_star)
+
+    best = 0.0
+    for combo in itertools.product(*(options(j) for j in todo)):
+        load = dict(used)
+        total = 0.0
+        for job, spread in zip(todo, combo, strict=True):
+            for sid, c in (spread or {}).items():
+                load[sid] += c * job.gpus_per_worker
+            total += reward(job, spread) if spread else 0.0
+        if all(load[s.id] <= s.gpus for s in servers):
+            best = max(best, total)
+    return best
+
+
+@st.composite
+def tiny_instances(draw: st.DrawFn) -> Instance:
+    servers = tuple(
+        Server(f"s{i}", draw(st.sampled_from(["V100", "T4"])), draw(st.integers(1, 4)))
+        for i in range(draw(st.integers(1, 3)))
+    )
+    jobs = [
+        Job(
+            f"j{i}",
+            n := draw(st.integers(1, 3)),
+            n,
+            60.0,
+            draw(st.sampled_from([1, 1, 2])),
+            gpu_type=draw(st.sampled_from([None, None, "V100"])),
+        )
+        for i in range(draw(st.integers(1, 3)))
+    ]
+    rows = []
+    if draw(st.booleans()):
+        jobs.append(Job("old", 1, 1, 60.0))
+        rows.append(PlacementRow("old", servers[0].id, 1))
+    return Instance("placement", Cluster(TYPES, servers), tuple(jobs), Placement(tuple(rows)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=tiny_instances())
+def test_exact_equals_pulp_equals_brute_force(inst: Instance) -> None:
+    inp = pl.parse(inst)
+    best = brute_force(inst)
+    results = {m: run(inp, m) for m in ("exact", "exact-pulp", *HEURISTICS)}
+    for method, result in results.items():
+        pl.check_placement(inp, result)
+        assert result.objective is not None
+        if method.startswith("exact"):
+            assert result.status == Status.OPTIMAL
+            assert result.objective == pytest.approx(best, abs=1e-5)
+        else:
+            assert result.objective <= best + 1e-6
+
+
+@pytest.mark.parametrize("size", ["6", "8", "16"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_generated_every_method_valid_and_no_heuristic_beats_exact(size: str, seed: int) -> None:
+    inp = pl.parse(pl.generate(size, seed))
+    exact = run(inp, "exact")
+    assert exact.status == Status.OPTIMAL
+    assert exact.objective is not None
+    pulp = run(inp, "exact-pulp")
+    assert pulp.objective == pytest.approx(exact.objective, abs=1e-4)
+    for method in ("exact", "exact-pulp", *HEURISTICS):
+        result = exact if method == "exact" else pulp if method == "exact-pulp" else None
+        result = result or run(inp, method)
+        pl.check_placement(inp, result)
+        assert result.objective is not None
+        assert result.objective <= exact.objective + 1e-4
+    assert run(inp, "local-search").objective >= run(inp, "quasi").objective - 1e-9  # type: ignore[operator]
+
+
+def test_exact_nodes_objective_spans_fewest_servers() -> None:
+    cluster = nodes(3)
+    old = (Job("o1", 4, 4, 60.0), Job("o2", 4, 4, 60.0))
+    rows = Placement((PlacementRow("o1", "n0", 4), PlacementRow("o2", "n1", 4)))
+    new = (Job("x", 2, 2, 60.0, 2), Job("y", 8, 8, 60.0), Job("z", 2, 2, 60.0))
+    inp = pl.parse(Instance("placement", cluster, (*old, *new), rows))
+    for solve in (pl.exact_cpsat, pl.exact_pulp):
+        result = solve(inp, objective="nodes", time_limit=30)
+        assert result.status == Status.OPTIMAL
+        # All 14 GPUs fit; each job on one server: y on n2, x and z on the halves.
+        assert result.unplaced == ()
+        assert result.nodes_spanned == 3
+
+
+def test_local_search_with_no_search_is_quasi_consolidation() -> None:
+    inp = pl.parse(pl.generate("16", 4))
+    assert local_search(inp, 1) == quasi_consolidate(inp)
+    assert pl.total_rw(inp, local_search(inp)) >= pl.total_rw(inp, quasi_consolidate(inp))
+
+
+# --------------------------------------------------------------------------- example file
+
+
+def test_example_local_search_beats_quasi_and_matches_exact() -> None:
+    inp = pl.parse(load(EXAMPLE))
+    ls, quasi, exact = (run(inp, m) for m in ("local-search", "quasi", "exact"))
+    assert exact.status == Status.OPTIMAL
+    assert exact.objective is not None
+    assert ls.objective == pytest.approx(exact.objective)
+    assert quasi.objective is not None
+    assert quasi.objective < exact.objective - 0.5
+
+
+def test_solvers_are_pure_and_deterministic() -> None:
+    inst = pl.generate("16", 2)
+    before = to_dict(inst)
+    inp = pl.parse(inst)
+    for method in HEURISTICS:
+        assert run(inp, method).rows == run(pl.parse(inst), method).rows
+    assert to_dict(inst) == before
+    assert to_dict(pl.generate("16", 2)) == before
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("params", "path"),
+    [
+        ({"oops": 1}, "params.oops"),
+        ({"models": {"ghost": "vgg"}}, "params.models.ghost"),
+        ({"models": {"a": "bert"}, "sensitivity": {"kind": "log2"}}, "params.models.a"),
+        ({"workers": {"a": 9}}, "params.workers.a"),
+        ({"workers": {"a": 0}}, "params.workers.a"),
+        ({"workers": {"o": 1}}, "params.workers.o"),
+        ({"search_space": 0}, "params.search_space"),
+        ({"sensitivity": {"kind": "table"}}, "params.sensitivity.models"),
+    ],
+)
+def test_bad_params_rejected_with_their_path(params: dict[str, Any], path: str) -> None:
+    inst = Instance(
+        "placement",
+        nodes(2),
+        (Job("a", 1, 4, 60.0), Job("o", 1, 1, 60.0)),
+        Placement((PlacementRow("o", "n0", 1),)),
+    )
+    with pytest.raises(InvalidInstanceError) as err:
+        pl.parse(with_params(inst, **params))
+    assert err.value.path == path
+
+
+def test_elastic_workers_default_to_max_and_follow_params() -> None:
+    inst = Instance("placement", nodes(2), (Job("a", 1, 4, 60.0),))
+    assert pl.parse(inst).workers == (4,)
+    assert pl.parse(with_params(inst, workers={"a": 2})).workers == (2,)
+
+
+def test_generate_rejects_unknown_sizes() -> None:
+    with pytest.raises(InvalidInstanceError):
+        pl.generate("huge", 0)
