@@ -1,0 +1,165 @@
+"""Benchmark of Chronus lease selection at C120 scale: exact backends, formulation study, greedy gap.
+
+Usage::
+
+    python benchmarks/bench_lease.py [--trace PATH] [--repeats 3] [--time-limit 60]
+
+Instances (M = 960 GPUs, T_l = 20 minutes, horizon capped at 72 terms):
+
+- ``trace-all-k``: from the Chronus Philly MIX2 trace (default
+  ``../shared/traces/chronus-philly/trace_job_Philly_MIX2.csv`` next to the
+  repository; skipped cleanly when absent), SLO jobs (strict and soft, GPUs
+  >= 1) in submission order from row ``k * 10000``: the first 200 whose first
+  deadline lies ahead of "now" (= the last one's submission) by at most 72
+  terms (24 h: decidable within the horizon); remaining time
+  = the whole duration (none has run yet), deadlines relative to now.
+- ``trace-gpu4-k``: the same with only jobs of >= 4 GPUs (the ones that
+  contend for a guaranteed cluster: 200 Philly SLO jobs of any size ask for
+  ~300 GPUs, which never fills 960).
+- ``synth-pP-s``: ``generate_lease(120, 200, s, pressure=P)``.
+
+Every answer passes ``check_lease``; times are medians over ``--repeats``
+runs (the 2 cores are shared). The study table runs the formulation steps
+(docs/lease.md) on each backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from scheduling_opt.result import Status
+from scheduling_opt.solvers import lease
+from scheduling_opt.solvers.lease_exact import ModelConfig, model_size
+from scheduling_opt.solvers.lease_model import LeaseInput, LeaseResult
+from scheduling_opt.traces import iter_trace, to_job
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "chronus-philly" / "trace_job_Philly_MIX2.csv"
+GPUS, LEASE, TERMS, JOBS = 960, 1200.0, 72, 200
+CPSAT = ModelConfig(backend="cpsat")
+HORIZON = TERMS * LEASE
+
+STUDY: tuple[tuple[str, ModelConfig], ...] = (
+    ("paper Eq. 4 linearized (HiGHS)", ModelConfig(tight=False, symmetry=False)),
+    ("+ tight linking", ModelConfig(symmetry=False)),
+    ("+ symmetry (final)", ModelConfig()),
+    ("+ tail aggregation", ModelConfig(aggregate=True)),
+    ("tight only, CP-SAT", ModelConfig(symmetry=False, backend="cpsat")),
+    ("final on CP-SAT (8 workers)", ModelConfig(backend="cpsat")),
+    ("paper, CBC", ModelConfig(tight=False, symmetry=False, backend="cbc")),
+    ("final on CBC", ModelConfig(backend="cbc")),
+)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def trace_instance(path: Path, offset: int, min_gpus: int) -> LeaseInput:
+    """200 SLO jobs from ``offset`` in submission order (see the module docstring)."""
+    rows = sorted(
+        (r for r in iter_trace(path) if r.slo and r.num_gpu >= min_gpus),
+        key=lambda r: (r.submit_time, int(r.job_id)),
+    )[offset:]
+    for size in range(JOBS, len(rows) + 1):
+        now = rows[size - 1].submit_time
+        jobs = [to_job(r, now) for r in rows[:size]]
+        live = [j for j in jobs if j is not None and j.deadlines and j.deadlines[0].time <= HORIZON]
+        if len(live) >= JOBS:
+            return lease.make_input(live[:JOBS], GPUS, LEASE, max_terms=TERMS)
+    raise SystemExit(f"fewer than {JOBS} usable jobs after row {offset}")
+
+
+def median_run(run: Callable[[], LeaseResult], inp: LeaseInput, repeats: int) -> LeaseResult:
+    results = [run() for _ in range(repeats)]
+    for r in results:
+        lease.check_lease(inp, r)
+    best = results[0]
+    seconds = statistics.median(r.seconds for r in results)
+    return LeaseResult(best.status, best.objective, seconds, best.levels, best.terms, best.method)
+
+
+def fmt(r: LeaseResult) -> str:
+    mark = "" if r.status is Status.OPTIMAL else f" ({r.status.value})"
+    return f"{r.seconds:.2f}{mark}"
+
+
+def instances(trace: Path | None) -> list[tuple[str, LeaseInput]]:
+    out: list[tuple[str, LeaseInput]] = []
+    if trace is not None:
+        for k in range(3):
+            out.append((f"trace-all-{k}", trace_instance(trace, 10000 * k, 1)))
+        for k in range(3):
+            out.append((f"trace-gpu4-{k}", trace_instance(trace, 600 * k, 4)))
+    for p in (3.0, 4.0):
+        for s in (1, 2, 3):
+            inst = lease.generate_lease(120, JOBS, s, pressure=p)
+            out.append((f"synth-p{p:g}-{s}", lease.parse(inst)))
+    return out
+
+
+def methods_table(cases: list[tuple[str, LeaseInput]], repeats: int, limit: float) -> None:
+    print(
+        "| instance | hopeless | vars x rows | HiGHS s | CP-SAT s | CBC s | optimum "
+        "| greedy gap | greedy s | EDF gap |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, inp in cases:
+        log(f"methods: {name}")
+        ex = median_run(lambda i=inp: lease.lease_exact(i, time_limit=limit), inp, repeats)
+        cp = median_run(lambda i=inp: lease.lease_exact(i, time_limit=limit, config=CPSAT), inp, 1)
+        cbc = median_run(lambda i=inp: lease.lease_exact_pulp(i, time_limit=limit), inp, 1)
+        gr = median_run(lambda i=inp: lease.lease_greedy(i), inp, repeats)
+        edf = median_run(lambda i=inp: lease.lease_edf(i), inp, repeats)
+        opt = ex.objective or 0.0
+        gap = (opt - (gr.objective or 0.0)) / max(opt, 1.0)
+        egap = (opt - (edf.objective or 0.0)) / max(opt, 1.0)
+        v, r = model_size(inp)
+        print(
+            f"| {name} | {len(inp.hopeless)} | {v} x {r} | {fmt(ex)} | {fmt(cp)} | {fmt(cbc)} "
+            f"| {opt:g} | {gap:.2%} | {gr.seconds:.3f} | {egap:.2%} |",
+            flush=True,
+        )
+
+
+def study_table(cases: list[tuple[str, LeaseInput]], limit: float) -> None:
+    print("\n| model | " + " | ".join(n for n, _ in cases) + " |")
+    print("|---|" + "---|" * len(cases))
+    for label, cfg in STUDY:
+        cells = []
+        for name, inp in cases:
+            log(f"study: {label} on {name}")
+            r = lease.lease_exact(inp, time_limit=limit, config=cfg)
+            lease.check_lease(inp, r)
+            cells.append(fmt(r))
+        print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--no-study", action="store_true")
+    parser.add_argument("--synthetic-only", action="store_true")
+    args = parser.parse_args(argv)
+    trace: Path | None = args.trace
+    if args.synthetic_only:
+        trace = None
+    elif trace is not None and not trace.is_file():
+        log(f"trace {trace} not found: trace rows skipped")
+        trace = None
+    cases = instances(trace)
+    methods_table(cases, args.repeats, args.time_limit)
+    if not args.no_study:
+        hard = [c for c in cases if c[0] in ("synth-p4-1", "synth-p4-2", "trace-all-0")]
+        study_table(hard, args.time_limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
