@@ -1,0 +1,57 @@
+"""ONES batch-size limit policies R_j: start, resume, scale-up, scale-down.
+
+The limit R_j caps a job's global batch so that batch-size changes stay
+gradual and training converges as with the original batch (linear
+learning-rate scaling). ONES §3.3.2. Every function is O(1) and pure; the
+scheduler calls them between scheduling rounds and passes the new R_j in
+each job's ``batch.batch_limit``.
+
+Reading of the paper: the scale-down rule R' = ceil(2R / ceil(sigma T + 1))
+contains the scale-up's doubling (for sigma T = 0 it is exactly 2R), so
+:func:`after_epoch` applies it as the one epoch-end rule of a running job;
+:func:`scale_up` is its sigma = 0 special case. Limits never drop below 1
+and never exceed ``cap`` (e.g. the epoch size).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scheduling_opt.errors import InvalidInstanceError
+
+
+def _clamp(value: int, cap: int | None) -> int:
+    return max(1, value if cap is None else min(value, cap))
+
+
+def start_limit(initial_batch: int, max_local_batch: int) -> int:
+    """Start: until warm-up ends, the job's batch must fit one GPU."""
+    if initial_batch < 1 or max_local_batch < 1:
+        raise InvalidInstanceError("batch", "batch sizes must be >= 1")
+    return min(initial_batch, max_local_batch)
+
+
+def resume_limit(limit: int, rejected: bool) -> int:
+    """Resume: a waiting job keeps its limit, halved each time it is rejected."""
+    return max(1, limit // 2) if rejected else limit
+
+
+def scale_up(limit: int, cap: int | None = None) -> int:
+    """Scale-up: after an epoch a running job may double its limit, R' = 2R."""
+    return _clamp(2 * limit, cap)
+
+
+def scale_down(limit: int, processed_time: float, sigma: float, cap: int | None = None) -> int:
+    """Scale-down: R' = ceil(2R / ceil(sigma * T_processed + 1)) (anti convoy effect).
+
+    ``sigma``: ONES suggests the average job arrival rate, so jobs running
+    longer than the mean inter-arrival time 1/sigma stop growing and shrink.
+    """
+    if sigma < 0 or processed_time < 0 or not math.isfinite(sigma * processed_time):
+        raise InvalidInstanceError("sigma", "sigma and processed_time must be finite and >= 0")
+    return _clamp(math.ceil(2 * limit / math.ceil(sigma * processed_time + 1)), cap)
+
+
+def after_epoch(limit: int, processed_time: float, sigma: float, cap: int | None = None) -> int:
+    """The epoch-end limit of a running job: scale-down's rule (2R when sigma T = 0)."""
+    return scale_down(limit, processed_time, sigma, cap)

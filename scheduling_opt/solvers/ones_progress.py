@@ -1,0 +1,200 @@
+"""ONES progress prediction: a job's training progress rho ~ Beta(alpha, beta).
+
+alpha = processed samples / epoch size (epochs done) and beta = max(A x + b, 1)
+(epochs to go) for a job with feature vector x; A and b are fitted by maximum
+likelihood on logged points of completed jobs, whose true progress at each
+log point is known. ONES §3.2.1, Eq. (6)-(8) and Algorithm 1.
+
+Both alpha and beta are clipped to >= 1 as the paper says, which keeps the
+Beta unimodal. The remaining workload follows Eq. (7) written in epochs:
+Y = ||D|| alpha (1/rho - 1); it equals Y_processed (1/rho - 1) whenever alpha
+is not clipped, and stays positive for a job still in its first epoch (Eq. (7)
+read literally gives a new job no remaining work at all). At the mean progress
+alpha / (alpha + beta) it is ||D|| beta: beta epochs to go.
+
+The training set is bounded: :func:`add_points` keeps a uniform sample of all
+points ever offered (reservoir sampling), so fitting cost stays fixed and old
+jobs do not dominate. Fitting: O(points * features) per likelihood
+evaluation, L-BFGS-B with the analytic gradient.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from scheduling_opt.errors import InvalidInstanceError
+
+FloatArray = NDArray[np.float64]
+
+#: Progress values are kept inside (EPS, 1 - EPS): log-likelihoods of 0 or 1 are infinite.
+EPS = 1e-6
+
+
+def alpha_of(processed: ArrayLike, epoch_size: ArrayLike) -> FloatArray:
+    """Eq. (6): alpha = Y_processed / ||D||, clipped to >= 1."""
+    p = np.asarray(processed, dtype=np.float64)
+    d = np.asarray(epoch_size, dtype=np.float64)
+    return np.asarray(np.maximum(p / d, 1.0), dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ProgressModel:
+    """beta(x) = max(A x + b, 1) (Eq. 6)."""
+
+    weights: FloatArray
+    bias: float
+
+    def beta(self, features: ArrayLike) -> FloatArray:
+        x = np.atleast_2d(np.asarray(features, dtype=np.float64))
+        if x.shape[1] != len(self.weights):
+            raise InvalidInstanceError(
+                "features", f"need {len(self.weights)} features, got {x.shape[1]}"
+            )
+        return np.asarray(np.maximum(x @ self.weights + self.bias, 1.0), dtype=np.float64)
+
+
+def remaining_work(epoch_size: ArrayLike, alpha: ArrayLike, rho: ArrayLike) -> FloatArray:
+    """Eq. (7) in epochs: Y = ||D|| alpha (1/rho - 1) samples still to process."""
+    r = np.clip(np.asarray(rho, dtype=np.float64), EPS, 1.0 - EPS)
+    return np.asarray(
+        np.asarray(epoch_size, dtype=np.float64) * np.asarray(alpha) * (1.0 / r - 1.0),
+        dtype=np.float64,
+    )
+
+
+def mean_remaining_work(epoch_size: ArrayLike, beta: ArrayLike) -> FloatArray:
+    """Y at the mean progress alpha / (alpha + beta): ||D|| beta."""
+    return np.asarray(
+        np.asarray(epoch_size, dtype=np.float64) * np.asarray(beta, dtype=np.float64),
+        dtype=np.float64,
+    )
+
+
+def sample_progress(alpha: FloatArray, beta: FloatArray, rng: np.random.Generator) -> FloatArray:
+    """Algorithm 1, line 2: one rho per job from Be(alpha_j, beta_j)."""
+    return np.asarray(rng.beta(alpha, beta), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- training set
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class History:
+    """A bounded, uniformly sampled set of (features, alpha, rho) log points.
+
+    ``seen`` counts every point ever offered (reservoir sampling needs it).
+    """
+
+    capacity: int
+    features: FloatArray
+    alpha: FloatArray
+    rho: FloatArray
+    seen: int = 0
+
+    @classmethod
+    def empty(cls, capacity: int, n_features: int) -> History:
+        if capacity < 1:
+            raise InvalidInstanceError("capacity", f"must be >= 1, got {capacity}")
+        return cls(capacity, np.zeros((0, n_features)), np.zeros(0), np.zeros(0), 0)
+
+    def __len__(self) -> int:
+        return len(self.rho)
+
+
+def job_points(
+    features: ArrayLike, processed: ArrayLike, epoch_size: int, total: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Training points of one completed job: its log rows and true progress.
+
+    ``processed[i]`` samples were done at log row i with ``features[i]``; the
+    job converged after ``total`` samples, so the progress there was
+    processed / total.
+    """
+    x = np.atleast_2d(np.asarray(features, dtype=np.float64))
+    p = np.asarray(processed, dtype=np.float64).reshape(-1)
+    if total <= 0 or len(p) != len(x):
+        raise InvalidInstanceError("points", "need total > 0 and one feature row per log point")
+    return x, alpha_of(p, epoch_size), np.clip(p / total, EPS, 1.0 - EPS)
+
+
+def add_points(
+    history: History,
+    features: ArrayLike,
+    alpha: ArrayLike,
+    rho: ArrayLike,
+    rng: np.random.Generator,
+) -> History:
+    """A new history with the points offered by reservoir sampling (Algorithm R).
+
+    Every point ever offered is kept with the same probability
+    capacity / seen, so the set stays a uniform sample of the whole log.
+    """
+    x = np.atleast_2d(np.asarray(features, dtype=np.float64))
+    a = np.asarray(alpha, dtype=np.float64).reshape(-1)
+    r = np.asarray(rho, dtype=np.float64).reshape(-1)
+    fx, fa, fr = history.features.copy(), history.alpha.copy(), history.rho.copy()
+    rows_x, rows_a, rows_r = list(fx), list(fa), list(fr)
+    seen = history.seen
+    for i in range(len(r)):
+        seen += 1
+        if len(rows_r) < history.capacity:
+            rows_x.append(x[i])
+            rows_a.append(a[i])
+            rows_r.append(r[i])
+            continue
+        slot = int(rng.integers(0, seen))
+        if slot < history.capacity:
+            rows_x[slot], rows_a[slot], rows_r[slot] = x[i], a[i], r[i]
+    width = history.features.shape[1] if history.features.ndim == 2 else x.shape[1]
+    return History(
+        history.capacity,
+        np.array(rows_x, dtype=np.float64).reshape(-1, width),
+        np.array(rows_a, dtype=np.float64),
+        np.array(rows_r, dtype=np.float64),
+        seen,
+    )
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+def _neg_log_likelihood(
+    theta: FloatArray, x: FloatArray, alpha: FloatArray, rho: FloatArray
+) -> tuple[float, FloatArray]:
+    from scipy.special import betaln, digamma
+
+    linear = x @ theta[:-1] + theta[-1]
+    beta = np.maximum(linear, 1.0)
+    ll = (alpha - 1) * np.log(rho) + (beta - 1) * np.log1p(-rho) - betaln(alpha, beta)
+    dbeta = np.log1p(-rho) - digamma(beta) + digamma(alpha + beta)
+    # The clip max(., 1) has zero slope below 1: those points pull nothing.
+    dlin = np.where(linear > 1.0, dbeta, 0.0)
+    grad = -np.concatenate([x.T @ dlin, [dlin.sum()]])
+    return float(-ll.sum()), np.asarray(grad, dtype=np.float64)
+
+
+def fit_progress(history: History) -> ProgressModel:
+    """Maximum-likelihood A, b of beta = max(A x + b, 1) on the history.
+
+    Starts from the least-squares fit of A x + b to the moment estimate
+    alpha (1 - rho) / rho (the beta whose mean progress is rho), which lies
+    in the right basin, then maximizes the Beta log-likelihood with L-BFGS-B.
+    """
+    from scipy.optimize import minimize
+
+    x, a, r = history.features, history.alpha, history.rho
+    if len(r) < x.shape[1] + 1:
+        raise InvalidInstanceError("history", f"need >= {x.shape[1] + 1} points, got {len(r)}")
+    r = np.clip(r, EPS, 1.0 - EPS)
+    design = np.column_stack([x, np.ones(len(r))])
+    target = np.maximum(a * (1.0 - r) / r, 1.0)
+    start, *_ = np.linalg.lstsq(design, target, rcond=None)
+    if np.all(design @ start <= 1.0):  # every point clipped: no gradient; start above it
+        start = np.zeros(design.shape[1])
+        start[-1] = float(np.median(target)) + 1.0
+    fit = minimize(_neg_log_likelihood, start, args=(x, a, r), jac=True, method="L-BFGS-B")
+    theta = fit.x if np.isfinite(fit.fun) else start
+    return ProgressModel(np.asarray(theta[:-1], dtype=np.float64), float(theta[-1]))

@@ -1,0 +1,54 @@
+"""Hypothesis strategies and small builders for the ``batch-size`` (ONES) tests."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from scheduling_opt.solvers.ones_model import AnalyticThroughput
+from scheduling_opt.solvers.ones_problem import BatchSizeInput, OnesConfig, build_input
+
+
+def random_input(
+    seed: int,
+    nodes: tuple[int, ...] = (2, 2),
+    jobs: int = 3,
+    cross_node: bool = True,
+    config: OnesConfig | None = None,
+    names: tuple[str, ...] | None = None,
+) -> BatchSizeInput:
+    """A seeded small instance built directly (no JSON)."""
+    rng = np.random.default_rng(seed)
+    models = tuple(
+        AnalyticThroughput(
+            float(rng.uniform(0.01, 0.08)),
+            float(rng.uniform(0.0005, 0.004)),
+            float(rng.uniform(0.005, 0.05)),
+            float(rng.uniform(0.02, 0.3)) if cross_node else 0.0,
+        )
+        for _ in range(jobs)
+    )
+    local = [int(rng.choice([8, 16, 32, 64])) for _ in range(jobs)]
+    return build_input(
+        job_ids=names or tuple(f"j{i}" for i in range(jobs)),
+        node_sizes=nodes,
+        epoch_size=[int(rng.choice([1000, 5000, 20000])) for _ in range(jobs)],
+        limit=[m * int(rng.choice([1, 2, 4, 8])) for m in local],
+        max_local=local,
+        max_workers=[int(rng.integers(1, 9)) for _ in range(jobs)],
+        processed=[int(rng.integers(0, 100_000)) for _ in range(jobs)],
+        beta=[float(rng.uniform(1, 30)) for _ in range(jobs)],
+        models=models,
+        processed_time=[float(rng.uniform(0, 1000)) for _ in range(jobs)],
+        submit_time=[float(rng.uniform(0, 100)) for _ in range(jobs)],
+        warmup=[bool(rng.random() < 0.2) for _ in range(jobs)],
+        config=config or OnesConfig(population=8, generations=30),
+    )
+
+
+@st.composite
+def inputs(draw: st.DrawFn, max_jobs: int = 6) -> BatchSizeInput:
+    """Any small valid instance: 1-3 servers of 1-4 GPUs, 0..max_jobs jobs."""
+    nodes = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    jobs = draw(st.integers(0, max_jobs))
+    return random_input(draw(st.integers(0, 2**31)), nodes, jobs, cross_node=draw(st.booleans()))
