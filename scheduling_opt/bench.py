@@ -228,7 +228,16 @@ def _curated(problem: str, folder: Path | None) -> Iterator[Task]:
         except (OSError, ValueError):
             continue
         if isinstance(head, dict) and head.get("problem") == problem:
-            yield Task(problem, "file", 0, str(path))
+            yield Task(problem, curated_size(problem, path), 0, str(path))
+
+
+def curated_size(problem: str, path: Path) -> str:
+    """The report's size label of a curated file: ``file:`` + its name.
+
+    One row per file: curated instances differ in scale (a paper's worked
+    example next to a 96-server instance), so averaging them would hide both.
+    """
+    return "file:" + path.stem.removeprefix(f"{problem}-")
 
 
 def run_tasks(
@@ -465,7 +474,7 @@ def _plot(summaries: Sequence[Summary], problems: Sequence[str], out: Path) -> N
     except ImportError:
         return
     for problem in problems:
-        rows = [s for s in summaries if s.problem == problem and s.size != "file"]
+        rows = [s for s in summaries if s.problem == problem and not s.size.startswith("file:")]
         if not rows:
             continue
         sizes = list(dict.fromkeys(s.size for s in rows))

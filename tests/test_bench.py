@@ -170,12 +170,17 @@ def test_curated_files_are_included(toy: Problem, tmp_path: Path) -> None:
         "capacity": 4,
     }
     (tmp_path / "a.json").write_text(json.dumps(doc))
+    (tmp_path / f"{NAME}-big.json").write_text(json.dumps(doc))
     (tmp_path / "other.json").write_text(json.dumps({"problem": "something-else"}))
     (tmp_path / "broken.json").write_text("{")
     tasks = build_tasks("standard", [NAME], seeds=1, instances_dir=tmp_path)
-    assert tasks == [Task(NAME, "file", 0, str(tmp_path / "a.json"))]
+    # One row per file, named after it without the problem prefix.
+    assert tasks == [
+        Task(NAME, "file:a", 0, str(tmp_path / "a.json")),
+        Task(NAME, "file:big", 0, str(tmp_path / f"{NAME}-big.json")),
+    ]
     rows, _ = run_tasks(tasks, ["exact"], time_limit=5)
-    assert rows[0].objective == 6
+    assert [r.objective for r in rows] == [6, 6]
 
 
 def test_summary_math() -> None:
