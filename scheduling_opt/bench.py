@@ -28,7 +28,7 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -209,26 +209,35 @@ def build_tasks(
     suite: str, problems: Sequence[str], seeds: int, instances_dir: Path | None
 ) -> list[Task]:
     """The suite's instances, in a fixed order (problem, size, seed, then files)."""
+    curated = _curated(instances_dir)
     tasks: list[Task] = []
     for name in problems:
         problem = get_problem(name)
         if problem.generate is not None:
             for size in problem.sizes.get(suite, ()):
                 tasks.extend(Task(name, size, seed) for seed in range(seeds))
-        tasks.extend(_curated(name, instances_dir))
+        tasks.extend(
+            Task(name, curated_size(name, path), 0, str(path))
+            for path, owner in curated
+            if owner == name
+        )
     return tasks
 
 
-def _curated(problem: str, folder: Path | None) -> Iterator[Task]:
+def _curated(folder: Path | None) -> list[tuple[Path, object]]:
+    """Each ``*.json`` file of ``folder`` (sorted) with its ``problem`` field."""
     if folder is None or not folder.is_dir():
-        return
+        return []
+    found: list[tuple[Path, object]] = []
     for path in sorted(folder.glob("*.json")):
         try:
             head = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError) as e:
+            # Its problem is unknown, so it cannot be a row of any table: say so.
+            print(f"bench: skipping {path}: not a readable JSON file ({e})", file=sys.stderr)
             continue
-        if isinstance(head, dict) and head.get("problem") == problem:
-            yield Task(problem, curated_size(problem, path), 0, str(path))
+        found.append((path, head.get("problem") if isinstance(head, dict) else None))
+    return found
 
 
 def curated_size(problem: str, path: Path) -> str:
@@ -557,6 +566,12 @@ def run_bench_command(args: argparse.Namespace) -> int:
     limit = DEFAULT_TIME_LIMIT[args.suite] if args.time_limit is None else args.time_limit
     if not (math.isfinite(limit) and limit > 0):
         raise InvalidInstanceError("--time-limit", f"must be > 0, got {limit}")
+    # The default folder may be absent (run outside a checkout); a named one may not.
+    explicit = args.instances is not None and args.instances != Path("instances")
+    if explicit and not args.instances.is_dir():
+        raise InvalidInstanceError("--instances", f"not a folder: {str(args.instances)!r}")
+    if args.out.exists() and not args.out.is_dir():
+        raise InvalidInstanceError("--out", f"exists and is not a folder: {str(args.out)!r}")
     tasks = build_tasks(args.suite, problems, seeds, args.instances)
     client = None
     if args.scheduler:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +46,16 @@ def _positive(text: str) -> float:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -56,9 +67,11 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--method", "-m", help="method name (default: the problem's default)")
     solve.add_argument("--json", action="store_true", help="print one JSON object")
     solve.add_argument("--verify", action="store_true", help="check the answer independently")
-    solve.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    solve.add_argument("--seed", type=_seed, default=0, help="random seed >= 0 (default 0)")
     solve.add_argument(
-        "--time-limit", type=_positive, help="seconds for exact methods (default 60)"
+        "--time-limit",
+        type=_positive,
+        help="seconds for exact methods (default 60); also bounds a search such as ones",
     )
 
     validate = sub.add_parser("validate", help="check an instance file; print 'ok'")
@@ -67,7 +80,7 @@ def _build_parser() -> argparse.ArgumentParser:
     generate = sub.add_parser("generate", help="write a seeded instance of a problem and size")
     generate.add_argument("problem")
     generate.add_argument("--size", required=True, help="size class (see 'list')")
-    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--seed", type=_seed, default=0, help="seed >= 0 (default 0)")
     generate.add_argument("--out", "-o", type=Path, help="file to write (default: stdout)")
 
     sub.add_parser("list", help="list problems, their methods and generator sizes")
@@ -188,6 +201,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: verification failed: {_one_line(e)}", file=sys.stderr)
         return EXIT_FAILED
     except SchedulingOptError as e:
+        print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # stdout closed early (``| head``): nothing left to say, and Python must
+        # not complain about flushing it at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    except OSError as e:  # an output file or folder that cannot be written
         print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -151,6 +151,17 @@ class Instance:
     def jobs_by_id(self) -> Mapping[str, Job]:
         return self._jobs
 
+    def require_no_other_sections(self, allowed: tuple[str, ...] = ()) -> None:
+        """Refuse top-level sections the problem does not read (a typo such as
+        ``"placment"`` must not silently drop the placement)."""
+        for key in self.data:
+            if key not in allowed:
+                known = ", ".join((*_RESERVED, *allowed))
+                raise InvalidInstanceError(
+                    key if key.isidentifier() else f"[{json.dumps(key)}]",
+                    f"unknown section for problem {self.problem!r} (allowed: {known})",
+                )
+
     def require_cluster(self) -> Cluster:
         """The cluster, or a clear error for a problem that needs one."""
         if self.cluster is None:
@@ -323,10 +334,20 @@ def from_dict(raw: object) -> Instance:
     return Instance(problem, cluster, jobs, placement, params, data)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is an error (JSON would keep the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InvalidInstanceError("", f"duplicate key {json.dumps(key)} in a JSON object")
+        out[key] = value
+    return out
+
+
 def loads(text: str) -> Instance:
     """Parse and validate an instance from JSON text."""
     try:
-        raw = json.loads(text, parse_constant=reject_constant)
+        raw = json.loads(text, parse_constant=reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise InvalidInstanceError(
             "", f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"

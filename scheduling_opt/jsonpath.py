@@ -16,6 +16,17 @@ from scheduling_opt.errors import InvalidInstanceError
 
 T = TypeVar("T")
 
+MAX_INT = 2**53
+"""Largest integer magnitude an instance may hold: JSON's exactly representable range.
+
+Solvers keep counts in int64 arrays and multiply them; a bound far below
+int64's keeps those products exact and turns 1e30 into an input error."""
+MAX_NUMBER = 1e15
+"""Largest magnitude of a real number in an instance (seconds, rewards, rates...).
+
+Anything larger is no scheduling quantity, and products of such values would
+overflow to inf deep inside a solver instead of failing here."""
+
 
 def reject_constant(name: str) -> float:
     raise InvalidInstanceError("", f"{name} is not allowed in an instance file")
@@ -67,6 +78,8 @@ def read_int(value: object, path: str, minimum: int | None = None) -> int:
     """An integer (not a boolean), at least ``minimum`` when given."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInstanceError(path, f"must be an integer, got {value!r}")
+    if abs(value) > MAX_INT:
+        raise InvalidInstanceError(path, f"must be at most 2**53 in magnitude, got {value}")
     if minimum is not None and value < minimum:
         raise InvalidInstanceError(path, f"must be >= {minimum}, got {value}")
     return value
@@ -76,8 +89,13 @@ def read_number(value: object, path: str, minimum: float | None = None) -> float
     """A finite number (not a boolean), at least ``minimum`` when given."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInstanceError(path, f"must be a number, got {value!r}")
+    if isinstance(value, int) and abs(value) > MAX_NUMBER:
+        # A huge JSON integer (10**400) would overflow math.isfinite.
+        raise InvalidInstanceError(path, "must be at most 1e15 in magnitude")
     if not math.isfinite(value):
         raise InvalidInstanceError(path, f"must be finite, got {value!r}")
+    if abs(value) > MAX_NUMBER:
+        raise InvalidInstanceError(path, f"must be at most 1e15 in magnitude, got {value!r}")
     if minimum is not None and value < minimum:
         raise InvalidInstanceError(path, f"must be >= {minimum}, got {value!r}")
     return value
@@ -100,6 +118,8 @@ def located(path: str, make: Callable[[], T]) -> T:
     try:
         return make()
     except InvalidInstanceError as e:
+        if e.path == path or e.path.startswith((f"{path}.", f"{path}[")):
+            raise  # a reader inside ``make`` already named the full path
         raise e.at(path) from None
 
 

@@ -121,6 +121,34 @@ def test_problem_specific_errors_are_one_line(tmp_path: Path) -> None:
         assert "capacity" in one_line_error(run(command, str(write(tmp_path, doc))))
 
 
+def _huge(doc: dict[str, Any], field: str, value: float) -> dict[str, Any]:
+    doc = json.loads(json.dumps(doc))
+    if field == "beta":
+        doc["params"]["jobs"]["resnet50"]["beta"] = value
+    elif field == "processed_samples":
+        doc["jobs"][0]["batch"]["processed_samples"] = value
+    else:
+        doc["jobs"][0]["deadlines"][0]["time"] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value", "path"),
+    [
+        # Found by review: each once hung, overflowed or printed NaN deep inside a solver.
+        ("batch-size-example", "processed_samples", 10**30, "processed_samples"),
+        ("batch-size-example", "beta", 1e308, "beta"),
+        ("lease-example", "time", 1e12, "jobs[0].deadlines[0].time"),
+    ],
+)
+def test_absurd_magnitudes_are_input_errors(
+    tmp_path: Path, name: str, field: str, value: float, path: str
+) -> None:
+    doc = _huge(json.loads((INSTANCES / f"{name}.json").read_text()), field, value)
+    for command in ("validate", "solve"):
+        assert path in one_line_error(run(command, str(write(tmp_path, doc))))
+
+
 def test_validate_ok_on_every_curated_instance(capsys: pytest.CaptureFixture[str]) -> None:
     from scheduling_opt.cli import main
 
@@ -148,3 +176,115 @@ def test_list_names_every_problem() -> None:
     assert proc.returncode == 0
     assert "mckp:" in proc.stdout
     assert "  dp (default, exact)" in proc.stdout
+
+
+def _mutated(name: str, change: Any) -> Any:
+    doc = json.loads((INSTANCES / f"{name}.json").read_text())
+    change(doc)
+    return doc
+
+
+def _rename(doc: dict[str, Any], old: str, new: str) -> None:
+    doc[new] = doc.pop(old)
+
+
+# Found by a newcomer's review: each was accepted silently, crashed with an
+# internal error, or named its path twice.
+REVIEWED_BAD_INPUTS = [
+    (
+        "reclaim-aryl-fig5",
+        lambda d: _rename(d, "placement", "placment"),
+        "placment: unknown section for problem 'reclaim'",
+    ),
+    (
+        "placement-n8",
+        lambda d: d.update(extra=1),
+        "extra: unknown section for problem 'placement'",
+    ),
+    (
+        "reclaim-aryl-fig5",
+        lambda d: d["params"].update(servers_to_reclam=1),
+        "params.servers_to_reclam: unknown field",
+    ),
+    (
+        "reclaim-aryl-fig5",
+        lambda d: d["cluster"]["servers"][0].update(gpus="8"),
+        "error: cluster.servers[0].gpus: must be an integer",
+    ),
+    (
+        "allocation-n4",
+        lambda d: d["cluster"].update(servers=[]) or d.update(placement=[]),
+        "only 0 can ever be free",
+    ),
+    (
+        "memory-split-antman-fig10",
+        lambda d: d["gpu"].update(chunk_gb=1e-12),
+        "gpu.chunk_gb: 1e-12 GB makes",
+    ),
+    (
+        "batch-size-example",
+        lambda d: d["params"].update(generations=10**12),
+        "params.generations: must be <= 1000000",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "expected"), REVIEWED_BAD_INPUTS)
+def test_reviewed_bad_inputs_are_one_line_errors(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    change: Any,
+    expected: str,
+) -> None:
+    from scheduling_opt.cli import main
+
+    path = write(tmp_path, _mutated(name, change))
+    for command in ("validate", "solve"):
+        assert main([command, str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert expected in err, err
+
+
+def test_duplicate_keys_and_huge_integers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scheduling_opt.cli import main
+
+    dup = '{"format": "scheduling-opt/v1", "problem": "mckp", "capacity": 3, "capacity": 4, "groups": []}'
+    assert main(["validate", str(write(tmp_path, dup))]) == 2
+    assert 'duplicate key "capacity"' in capsys.readouterr().err
+    huge = json.loads(FIGURE6.read_text())
+    huge["capacity"] = 10**400  # valid JSON, beyond any float
+    assert main(["validate", str(write(tmp_path, huge))]) == 2
+    assert "capacity: must be at most 2**53" in capsys.readouterr().err
+
+
+def test_bad_command_line_arguments_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scheduling_opt.cli import main
+
+    cases = [
+        (["solve", str(FIGURE6), "--seed", "-5"], "--seed: must be >= 0"),
+        (["generate", "mckp", "--size", "n20", "--seed", "-1"], "--seed: must be >= 0"),
+        (
+            ["generate", "mckp", "--size", "n20", "--out", str(tmp_path / "no" / "x.json")],
+            "No such file",
+        ),
+        (["generate", "mckp", "--size", "n20", "--out", str(tmp_path)], "Is a directory"),
+        (
+            ["bench", "--problem", "mckp", "--out", str(FIGURE6)],
+            "--out: exists and is not a folder",
+        ),
+        (
+            ["bench", "--problem", "mckp", "--instances", str(tmp_path / "none")],
+            "--instances: not a folder",
+        ),
+    ]
+    for argv, expected in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, (argv, err)
+        assert expected in err, (argv, err)

@@ -245,6 +245,17 @@ def test_straggler_needs_ten_consecutive_slow_minibatches() -> None:
     assert el.find_stragglers([*history, *batches(10, {"w2": 1.3})]) == ("w2",)
 
 
+def test_straggler_with_a_zero_median_and_bad_times() -> None:
+    # Median 0 (most workers report 0 s): only a worker that took time is slow.
+    zero = [{"w1": 0.0, "w2": 0.0, "w3": 0.5}] * 10
+    assert el.find_stragglers(zero) == ("w3",)
+    assert el.find_stragglers([{"w1": 0.0, "w2": 0.0, "w3": 0.0}] * 10) == ()
+    with pytest.raises(InvalidInstanceError, match="finite"):
+        el.find_stragglers([*batches(9, {}), {"w1": float("nan"), "w2": 1.0}])
+    with pytest.raises(InvalidInstanceError, match=">= 0"):
+        el.find_stragglers([*batches(9, {}), {"w1": -1.0, "w2": 1.0}])
+
+
 def test_straggler_scale_in_slowest_first_and_never_below_minimum() -> None:
     history = batches(10, {"w1": 1.6, "w3": 2.0})  # median 1.3: 1.6 > 1.2 x 1.3
     job = Job("j", 3, 4, 100.0)

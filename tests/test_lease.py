@@ -353,6 +353,21 @@ def test_parse_capacity_and_errors() -> None:
         lease.parse(from_dict(doc))
 
 
+def test_a_far_deadline_is_refused_unless_max_terms_caps_it() -> None:
+    # 1e12 s is 8e8 terms of 20 minutes: refused before any per-term array exists.
+    doc = _doc()
+    doc["jobs"][0]["deadlines"] = [{"time": 1e12, "reward": 10}]
+    with pytest.raises(InvalidInstanceError) as err:
+        lease.parse(from_dict(doc))
+    assert err.value.path == "jobs[0].deadlines[0].time"
+    assert "max_terms" in str(err.value)
+    doc["params"]["max_terms"] = 72
+    capped = lease.parse(from_dict(doc))
+    assert capped.horizon == 72
+    result = lease.lease_greedy(capped)
+    assert result.objective == 10
+
+
 def test_generator_is_seeded_and_curated_files_load() -> None:
     assert lease.generate("c4-j24", 5) == lease.generate("c4-j24", 5)
     with pytest.raises(InvalidInstanceError):

@@ -425,7 +425,8 @@ def _reference_compute(cluster: Cluster) -> float:
     ]
     if training:
         return max(training)
-    return max(cluster.gpu_type(s.gpu_type).compute for s in cluster.servers)
+    # No servers at all: no capacity either, any positive reference will do.
+    return max((cluster.gpu_type(s.gpu_type).compute for s in cluster.servers), default=1.0)
 
 
 def free_capacity(cluster: Cluster, jobs: Mapping[str, Job], placement: Placement) -> int:
@@ -484,10 +485,7 @@ def parse_allocation(instance: Instance) -> AllocationInput:
     """
     params = instance.params
     check_keys(params, "params", ("capacity", "scaling"), ())
-    if instance.data:
-        raise InvalidInstanceError(
-            next(iter(instance.data)), "unknown section for problem 'allocation'"
-        )
+    instance.require_no_other_sections()
     scaling = _scaling(params.get("scaling", "linear"))
     placed = set(instance.placement.jobs())
     if "capacity" in params:

@@ -319,7 +319,14 @@ def _base_plan(r: _Round) -> tuple[list[str], list[str]]:
 
 
 def _donors(r: _Round, j: ElasticJob) -> list[ElasticJob]:
-    """Running elastic jobs of queues i != 0 not above j's priority, above their floor."""
+    """Donors for waiting job j: running elastic jobs above their floor, lowest priority first.
+
+    Algorithm 1 takes GPUs from queues i != 0 only; we read "lower queues" as
+    j's own queue or a lower one (so a queue-0 job takes from queue 1 and
+    below). Within j's queue a running job may be ahead of j in priority: the
+    paper's compaction still shrinks it (never below its floor), and it is
+    tried last among the donors.
+    """
     lowest = max(1, r.queue[j.id])
     found = [
         k
@@ -632,10 +639,18 @@ def find_stragglers(
         return ()
     recent = history[-window:]
     ratios: dict[str, list[float]] = {}
-    for batch in recent:
-        median = statistics.median(batch.values())
+    for i, batch in enumerate(recent):
         for worker, t in batch.items():
-            ratios.setdefault(worker, []).append(t / median if median > 0 else math.inf)
+            if not (math.isfinite(t) and t >= 0):
+                raise InvalidInstanceError(
+                    f"history[{len(history) - window + i}][{worker!r}]",
+                    f"a mini-batch time must be finite and >= 0, got {t!r}",
+                )
+        median = statistics.median(batch.values()) if batch else 0.0
+        for worker, t in batch.items():
+            # With a zero median only a worker that took time at all is slower.
+            ratio = t / median if median > 0 else (math.inf if t > 0 else 0.0)
+            ratios.setdefault(worker, []).append(ratio)
     slow = [
         (statistics.fmean(rs), w)
         for w, rs in ratios.items()

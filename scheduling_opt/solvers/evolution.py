@@ -52,7 +52,11 @@ GPUS_PER_SERVER = 4
 
 
 def _run_ones(problem: BatchSizeInput, options: SolveOptions) -> BatchSizeResult:
-    step, seconds = timed(lambda: ones_step(problem, None, seed=options.seed))
+    # An explicit time limit also bounds the search (then the answer may depend
+    # on the machine's speed); without one the generation budget alone does.
+    step, seconds = timed(
+        lambda: ones_step(problem, None, seed=options.seed, seconds=options.time_limit)
+    )
     return make_result(problem, step.genes, Status.FEASIBLE, seconds, "ones", step.generations)
 
 

@@ -110,6 +110,7 @@ def _capacity(instance: Instance, selected: Sequence[int]) -> int:
 
 def parse(instance: Instance) -> LeaseInput:
     """Validate a lease instance's params and jobs; precompute the lease terms."""
+    instance.require_no_other_sections()
     params = instance.params
     check_keys(params, "params", _PARAMS, ("lease_length",))
     lease_length = read_number(params["lease_length"], "params.lease_length")

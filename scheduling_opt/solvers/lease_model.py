@@ -92,6 +92,15 @@ class LeaseInput:
         return tuple(j.id for j in self.jobs if not j.levels)
 
 
+MAX_HORIZON = 10_000
+"""The most lease terms a deadline may lie ahead unless ``max_terms`` caps it.
+
+Every method sizes per-term arrays (and the MILP per-term columns) by the
+horizon, so a deadline of 1e12 s must be refused up front, not discovered as
+an out-of-memory while building a model. Chronus' own horizon is 72 terms.
+"""
+
+
 def _check_steps(job: Job, path: str) -> None:
     if not job.deadlines:
         raise InvalidInstanceError(f"{path}.deadlines", "a lease job needs deadline steps")
@@ -123,6 +132,12 @@ def lease_job(
         due = math.floor(step.time / lease_length)
         if max_terms is not None:
             due = min(due, max_terms)
+        if due > MAX_HORIZON:
+            raise InvalidInstanceError(
+                f"{path}.deadlines[{p}].time",
+                f"lies {due} lease terms ahead, more than {MAX_HORIZON}; "
+                "set params.max_terms to cap the horizon",
+            )
         if gpus <= capacity and due >= need and (not levels or due > levels[-1].due):
             levels.append(Level(p, due, float(step.reward)))
     return LeaseJob(job.id, gpus, need, tuple(levels))

@@ -103,6 +103,10 @@ class OpportunisticJob:
         return float(np.interp(min(gb / self.peak_gb, 1.0), fractions, speeds))
 
 
+MAX_CHUNKS = 100_000
+"""Most memory chunks a GPU (or one job's peak) may be split into."""
+
+
 @dataclass(frozen=True, slots=True)
 class MemorySplitInput:
     """One GPU: its memory, what its guarantee job holds, the chunk size, the jobs."""
@@ -125,6 +129,15 @@ class MemorySplitInput:
         ids = [j.id for j in self.jobs]
         if len(set(ids)) != len(ids):
             raise InvalidInstanceError("jobs", f"duplicate job ids in {ids}")
+        # The exact split is a DP over chunks: 1e-12 GB chunks would ask for
+        # terabytes of table, so the chunk count is bounded up front.
+        chunks = max([self.memory_gb, *(j.peak_gb for j in self.jobs)]) / self.chunk_gb
+        if chunks > MAX_CHUNKS:
+            raise InvalidInstanceError(
+                "chunk_gb",
+                f"{self.chunk_gb!r} GB makes {chunks:.3g} chunks of memory, more than "
+                f"{MAX_CHUNKS}; use a larger chunk",
+            )
 
     @property
     def capacity(self) -> int:
@@ -364,7 +377,8 @@ def random_input(n: int, seed: int = 0, chunk_gb: float = 0.25) -> MemorySplitIn
             s1 = float(np.round(rng.uniform(s0, 1.0), 3))
             curve = ((lo, s0), (mid, s1), (1.0, 1.0))
         jobs.append(OpportunisticJob(f"o{i}", peak, curve))
-    probe = MemorySplitInput(1e9, tuple(jobs), 0.0, chunk_gb)
+    # Chunk counts per job do not depend on the GPU's memory: any that holds all.
+    probe = MemorySplitInput(sum(j.peak_gb for j in jobs) + chunk_gb, tuple(jobs), 0.0, chunk_gb)
     need = sum(probe.min_chunks(j) for j in jobs) * chunk_gb
     full = sum(probe.max_chunks(j) for j in jobs) * chunk_gb
     guarantee = float(np.round(rng.uniform(0, 8), 1))

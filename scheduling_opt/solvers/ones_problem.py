@@ -65,6 +65,19 @@ TOLERANCE = 1e-6
 DEFAULT_MODEL = AnalyticThroughput(overhead=0.05, per_sample=0.002, comm=0.03, cross_node=0.1)
 
 
+_MAX_COST = 1e150
+MAX_POPULATION = 10_000
+MAX_GENERATIONS = 1_000_000
+
+
+def _int_array(values: Any, name: str) -> NDArray[np.int64]:
+    """``values`` as an int64 array, or the field named in the error."""
+    try:
+        return np.array(values, np.int64)
+    except (OverflowError, TypeError, ValueError):
+        raise InvalidInstanceError(name, "must be integers within 64 bits") from None
+
+
 @dataclass(frozen=True, slots=True)
 class OnesConfig:
     """Search settings: population K, generations, mutation rate theta.
@@ -168,12 +181,12 @@ def build_input(
             raise InvalidInstanceError(name, f"need one value per job ({n}), got {len(values)}")
     # Copies (np.array), never views: the arrays are frozen below and must not
     # freeze a caller's array.
-    sizes = np.array(node_sizes, np.int64)
-    eps = np.array(epoch_size, np.int64)
-    lim = np.array(limit, np.int64)
-    mw = np.array(max_workers, np.int64)
-    proc = np.array(processed, np.int64)
-    local_cap = np.array(max_local, np.int64)
+    sizes = _int_array(node_sizes, "node_sizes")
+    eps = _int_array(epoch_size, "epoch_size")
+    lim = _int_array(limit, "limit")
+    mw = _int_array(max_workers, "max_workers")
+    proc = _int_array(processed, "processed")
+    local_cap = _int_array(max_local, "max_local")
     for name, arr, low in (
         ("node_sizes", sizes, 1),
         ("epoch_size", eps, 1),
@@ -203,9 +216,15 @@ def build_input(
         c = np.arange(1, cap[j] + 1, dtype=np.float64)[:, None]
         cost[j, 1 : cap[j] + 1] = c / table.rate[1:]
     b = np.maximum(np.asarray(beta, np.float64), 1.0)
-    work = mean_remaining_work(eps, b)
-    finite = np.where(np.isfinite(cost), cost, 0.0) * work[:, None, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        work = mean_remaining_work(eps, b)
+        finite = np.where(np.isfinite(cost), cost, 0.0) * work[:, None, None]
     top = float(finite.max(initial=0.0)) or 1.0
+    if not (np.all(np.isfinite(work)) and math.isfinite(top) and top < _MAX_COST):
+        # An objective of inf or NaN would make every comparison meaningless.
+        raise InvalidInstanceError(
+            "beta", "epoch_size x beta x GPU-time overflows: values too large to compare"
+        )
     ids = (
         gpu_ids
         if gpu_ids is not None
@@ -455,9 +474,20 @@ def _config(params: Mapping[str, Any]) -> OnesConfig:
     )
     if rate > 1:
         raise InvalidInstanceError("params.mutation_rate", f"must be <= 1, got {rate!r}")
+    population = read_int(params.get("population", default.population), "params.population", 2)
+    generations = read_int(params.get("generations", default.generations), "params.generations", 0)
+    # Bounds far above any useful search, so that a typo cannot run for days.
+    if population > MAX_POPULATION:
+        raise InvalidInstanceError(
+            "params.population", f"must be <= {MAX_POPULATION}, got {population}"
+        )
+    if generations > MAX_GENERATIONS:
+        raise InvalidInstanceError(
+            "params.generations", f"must be <= {MAX_GENERATIONS}, got {generations}"
+        )
     return OnesConfig(
-        read_int(params.get("population", default.population), "params.population", 2),
-        read_int(params.get("generations", default.generations), "params.generations", 0),
+        population,
+        generations,
         rate,
         read_bool(params.get("sample_progress", default.sample_progress), "params.sample_progress"),
         read_bool(params.get("greedy_start", default.greedy_start), "params.greedy_start"),
@@ -471,6 +501,7 @@ def _penalty(params: Mapping[str, Any], key: str) -> float | None:
 
 def parse(instance: Instance) -> BatchSizeInput:
     """Validate a ``batch-size`` instance; errors name the JSON path."""
+    instance.require_no_other_sections()
     cluster = instance.require_cluster()
     params = instance.params
     check_keys(params, "params", _PARAMS, ())

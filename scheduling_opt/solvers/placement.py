@@ -203,6 +203,7 @@ def build_input(
 
 def parse(instance: Instance) -> PlacementInput:
     """Validate a placement instance's params and build the solver input."""
+    instance.require_no_other_sections()
     instance.require_cluster()
     params = read_object(dict(instance.params), "params")
     check_keys(params, "params", _PARAMS, ())

@@ -39,7 +39,7 @@ import numpy as np
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
 from scheduling_opt.instance import Instance
-from scheduling_opt.jsonpath import read_int
+from scheduling_opt.jsonpath import check_keys, read_int
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.result import Result, SolveOptions, Status, timed
 from scheduling_opt.solvers import reclaim_exact as _exact
@@ -95,10 +95,10 @@ class ReclaimInput:
 
 def parse(instance: Instance) -> ReclaimInput:
     """Validate a reclaim instance and precompute the incidence arrays."""
+    instance.require_no_other_sections()
+    check_keys(instance.params, "params", ("servers_to_reclaim",), ("servers_to_reclaim",))
     cluster = instance.require_cluster()
     on_loan = cluster.on_loan_servers()
-    if "servers_to_reclaim" not in instance.params:
-        raise InvalidInstanceError("params.servers_to_reclaim", "missing required field")
     n_reclaim = read_int(instance.params["servers_to_reclaim"], "params.servers_to_reclaim", 0)
     if n_reclaim > len(on_loan):
         raise InvalidInstanceError(
