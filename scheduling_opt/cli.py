@@ -141,7 +141,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     problem = get_problem(args.problem)
     if problem.generate is None:
         raise UsageError(f"problem {problem.name!r} has no generator")
-    known = sorted({s for sizes in problem.sizes.values() for s in sizes})
+    known = list(dict.fromkeys(s for sizes in problem.sizes.values() for s in sizes))
     if known and args.size not in known:
         raise UsageError(
             f"unknown size {args.size!r} for problem {problem.name!r} (known: {', '.join(known)})"
@@ -163,9 +163,8 @@ def _run_list() -> int:
                 t for t, on in (("default", m.name == problem.default), ("exact", m.exact)) if on
             )
             print(f"  {m.name}{f' ({tags})' if tags else ''}: {m.summary}")
-        sizes = sorted({s for group in problem.sizes.values() for s in group})
-        if sizes:
-            print(f"  sizes: {', '.join(sizes)}")
+        for suite, sizes in problem.sizes.items():
+            print(f"  {suite} sizes: {', '.join(sizes)}")
     return 0
 
 

@@ -176,6 +176,10 @@ def test_list_names_every_problem() -> None:
     assert proc.returncode == 0
     assert "mckp:" in proc.stdout
     assert "  dp (default, exact)" in proc.stdout
+    from scheduling_opt.solvers.registry import get_problem
+
+    quick = get_problem("mckp").sizes["quick"]
+    assert f"  quick sizes: {', '.join(quick)}\n" in proc.stdout  # suite order, not text order
 
 
 def _mutated(name: str, change: Any) -> Any:
