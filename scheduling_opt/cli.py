@@ -71,7 +71,7 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument(
         "--time-limit",
         type=_positive,
-        help="seconds for exact methods (default 60); also bounds a search such as ones",
+        help="seconds for exact methods (default 60)",
     )
 
     validate = sub.add_parser("validate", help="check an instance file; print 'ok'")

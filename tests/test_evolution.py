@@ -117,6 +117,19 @@ def test_exact_methods_agree_with_brute_force(seed: int) -> None:
             check(problem, dp)
 
 
+def test_cpsat_with_lossy_cost_rounding_is_not_called_optimal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    problem = random_input(1, nodes=(2, 2), jobs=3, cross_node=True)
+    assert ox.solve_cpsat(problem, 30).status is Status.OPTIMAL
+    # Ten integer steps over the largest cost: CP-SAT still proves its rounded
+    # model, but that is no proof for the real costs.
+    monkeypatch.setattr(ox, "COST_SCALE", 10.0)
+    coarse = ox.solve_cpsat(problem, 30)
+    assert coarse.status is Status.FEASIBLE
+    assert coarse.objective >= ox.solve_brute_force(problem).objective * (1 - REL)
+
+
 def test_separable_dp_agrees_with_cpsat_on_one_server() -> None:
     problem = random_input(7, nodes=(8,), jobs=5)
     assert problem.separable
