@@ -15,12 +15,12 @@ readable interface, not the representation a DP iterates over.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import read_int, read_number
 
 Pool = Literal["training", "inference"]
 JobClass = Literal["guarantee", "opportunistic"]
@@ -34,21 +34,17 @@ def _check_name(value: object, name: str) -> None:
 
 
 def _check_int(value: object, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInstanceError(name, f"must be an integer, got {value!r}")
-    if value < minimum:
-        raise InvalidInstanceError(name, f"must be >= {minimum}, got {value}")
+    # The file readers' rules (and bounds), so a Job built in code holds
+    # nothing an instance file would be refused for.
+    read_int(value, name, minimum)
 
 
 def _check_real(value: object, name: str, *, positive: bool = False) -> None:
-    """A finite real number, >= 0 (or > 0 when ``positive``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInstanceError(name, f"must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise InvalidInstanceError(name, f"must be finite, got {value!r}")
-    if positive and value <= 0:
+    """A finite real number, >= 0 (or > 0 when ``positive``), within the file bounds."""
+    number = read_number(value, name)
+    if positive and number <= 0:
         raise InvalidInstanceError(name, f"must be > 0, got {value!r}")
-    if value < 0:
+    if number < 0:
         raise InvalidInstanceError(name, f"must be >= 0, got {value!r}")
 
 

@@ -336,3 +336,11 @@ def test_rounds_never_exceed_capacity_or_drop_below_minimum(
         running = s.placement.jobs()
         if running:
             s = el.finish(s, [running[done % len(running)]])
+
+
+def test_cluster_throughput_sums_normalized_speedups() -> None:
+    # EDL §6.3: sum over running jobs of S(p)/S(1). a runs 3 workers with a
+    # profiled curve (S(3)/S(1) = 2.4), b 2 workers scaling linearly, c waits.
+    jobs = [ej("a", 1, 4, speedup=(1.0, 1.8, 2.4, 2.8)), ej("b", 1, 2), ej("c", 1, 1)]
+    s = state(cluster(8), jobs, {"a": {"s0": 3}, "b": {"s0": 2}})
+    assert el.cluster_throughput(s, s.placement) == pytest.approx(2.4 + 2.0)

@@ -128,3 +128,11 @@ def test_values_are_immutable() -> None:
     j = job()
     with pytest.raises(AttributeError):
         j.min_workers = 5  # type: ignore[misc]
+
+
+def test_model_refuses_what_an_instance_file_would() -> None:
+    # Same bounds as the file readers: no value built in code overflows a solver.
+    with pytest.raises(InvalidInstanceError, match="duration: must be at most 1e15"):
+        Job("a", 1, 1, 1e300)
+    with pytest.raises(InvalidInstanceError, match="gpus: must be at most 2\\*\\*53"):
+        Server("s", "V100", 2**60)

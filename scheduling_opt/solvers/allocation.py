@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError, VerificationError
-from scheduling_opt.instance import FORMAT, Instance, from_dict, job_to_dict
+from scheduling_opt.instance import FORMAT, Instance, from_dict
 from scheduling_opt.jsonpath import check_keys, read_int, read_number, read_object
 from scheduling_opt.model import Cluster, Job, Placement
 from scheduling_opt.result import Result, SolveOptions, Status
@@ -91,6 +91,9 @@ class AllocationInput:
     capacity: int
     running: Mapping[str, int] = field(default_factory=dict)
     scaling: Scaling = LINEAR
+    total_gpus: int = field(init=False, repr=False, compare=False)
+    """GPUs the simulation hands out: ``capacity`` plus running base demand
+    (computed once: the exact method evaluates up to 200,000 allocations)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
@@ -105,12 +108,9 @@ class AllocationInput:
         for job_id in self.running:
             if job_id not in ids:
                 raise InvalidInstanceError("running", f"unknown job {job_id!r}")
-
-    @property
-    def total_gpus(self) -> int:
-        """GPUs the simulation hands out: ``capacity`` plus running base demand."""
         by_id = {j.id: j for j in self.jobs}
-        return self.capacity + sum(by_id[j].min_gpus for j in self.running)
+        base = sum(by_id[j].min_gpus for j in self.running)
+        object.__setattr__(self, "total_gpus", self.capacity + base)
 
     def queued(self) -> list[Job]:
         return [j for j in self.jobs if j.id not in self.running]
@@ -561,23 +561,6 @@ def generate(size: str, seed: int) -> Instance:
         "placement": placement,
     }
     return from_dict(doc)
-
-
-def instance_from(inp: AllocationInput) -> Instance:
-    """An ``allocation`` instance file for a cluster-free input (capacity in params)."""
-    if inp.running:
-        raise InvalidInstanceError("running", "running jobs need a cluster and a placement")
-    params: dict[str, Any] = {"capacity": inp.capacity}
-    if inp.scaling != LINEAR:
-        params["scaling"] = {"exponent": inp.scaling.exponent}
-    return from_dict(
-        {
-            "format": FORMAT,
-            "problem": "allocation",
-            "jobs": [job_to_dict(j) for j in inp.jobs],
-            "params": params,
-        }
-    )
 
 
 # --------------------------------------------------------------------------- checker

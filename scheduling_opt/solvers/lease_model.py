@@ -26,14 +26,16 @@ from numpy.typing import NDArray
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Job
 from scheduling_opt.result import Status
+from scheduling_opt.solvers.placement_chronus import round_up
 
 
 def round_up_gpus(gpus: int) -> int:
-    """Chronus Eq. (6): 1, 2, 4 or the next multiple of 8 (consolidation-friendly)."""
-    for size in (1, 2, 4):
-        if gpus <= size:
-            return size
-    return -(-gpus // 8) * 8
+    """Chronus Eq. (6): 1, 2, 4 or the next multiple of 8 (consolidation-friendly).
+
+    The placement's RoundUp on Chronus' 8-GPU nodes: one definition, so that
+    the lease capacity and the consolidation it promises cannot drift apart.
+    """
+    return round_up(gpus, 8)
 
 
 @dataclass(frozen=True, slots=True)

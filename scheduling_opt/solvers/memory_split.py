@@ -388,6 +388,7 @@ def random_input(n: int, seed: int = 0, chunk_gb: float = 0.25) -> MemorySplitIn
 
 
 def to_instance(problem: MemorySplitInput) -> Instance:
+    """The ``memory-split`` instance file of ``problem`` (curves by preset name when one matches)."""
     jobs = []
     for j in problem.jobs:
         preset = next((name for name, c in PRESETS.items() if c == j.curve), None)

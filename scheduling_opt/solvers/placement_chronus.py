@@ -219,6 +219,7 @@ def consolidate(inp: PlacementInput) -> list[Assignment | None]:
 
 
 def solve_round_up(inp: PlacementInput) -> PlacementResult:
+    """Method ``round-up``: §3.4.1's RoundUp + Proposition 1 construction, O(J (log J + S))."""
     assign, seconds = timed(lambda: consolidate(inp))
     return make_result(inp, assign, Status.FEASIBLE, seconds, "round-up")
 
@@ -402,10 +403,12 @@ def quasi_consolidate(inp: PlacementInput) -> list[Assignment | None]:
 def solve_local_search(
     inp: PlacementInput, search_space: int | None = None, *, large_first: bool = False
 ) -> PlacementResult:
+    """Method ``local-search``: Algorithm 1 (§3.4.2), at most |S| leaves (module docstring)."""
     assign, seconds = timed(lambda: local_search(inp, search_space, large_first=large_first))
     return make_result(inp, assign, Status.FEASIBLE, seconds, "local-search")
 
 
 def solve_quasi(inp: PlacementInput) -> PlacementResult:
+    """Method ``quasi``: quasi-consolidation alone (fewest servers, potential order), O(J S log S)."""
     assign, seconds = timed(lambda: quasi_consolidate(inp))
     return make_result(inp, assign, Status.FEASIBLE, seconds, "quasi")

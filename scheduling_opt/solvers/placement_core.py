@@ -143,6 +143,7 @@ class PlacementResult:
 
 
 def total_rw(inp: PlacementInput, assign: Sequence[Assignment | None]) -> float:
+    """Chronus Eq. (7): the sum of the placed jobs' allocation rewards RW(span), O(J)."""
     return math.fsum(inp.rw[j][len(a)] for j, a in enumerate(assign) if a)
 
 
@@ -163,15 +164,6 @@ def make_result(
     unplaced = tuple(inp.job_ids[j] for j, a in enumerate(assign) if not a)
     spanned = sum(len(a) for a in assign if a)
     return PlacementResult(status, total_rw(inp, assign), seconds, rows, unplaced, spanned, method)
-
-
-def free_after(inp: PlacementInput, assign: Sequence[Assignment | None]) -> list[int]:
-    """Free GPUs per server once ``assign`` is placed on top of the current placement."""
-    free = list(inp.free)
-    for j, a in enumerate(assign):
-        for s, w in a or ():
-            free[s] -= w * inp.gpw[j]
-    return free
 
 
 def by_job(

@@ -313,7 +313,7 @@ def _schedule_opportunistic(r: _Round, job: Job, m: float) -> tuple[Gpu, ...] | 
                 if r.load((server.id, i)) < m and (server.id, i) not in r.fresh
             ]
             candidates[server.id] = gpus
-    taken: list[Gpu] = []
+    taken: set[Gpu] = set()
     for _ in range(job.max_workers):
         best: tuple[tuple[float, int], str, list[Gpu]] | None = None
         for s, gpus in candidates.items():
@@ -327,7 +327,7 @@ def _schedule_opportunistic(r: _Round, job: Job, m: float) -> tuple[Gpu, ...] | 
                 best = (key, s, pick)
         if best is None:
             return None
-        taken.extend(best[2])
+        taken.update(best[2])
     for g in taken:
         r.shared[g] = r.shared.get(g, 0) + 1
     return tuple(sorted(taken))
@@ -372,12 +372,14 @@ def step(state: SharingState, params: SharingParams | None = None) -> SharingDec
     started: dict[str, tuple[Gpu, ...]] = {}
     demoted = []
     waiting = [j for j in state.pending() if state.job_class(j) == "opportunistic"]
-    for job in sorted([*waiting, *late], key=lambda j: state.jobs.index(j)):
+    position = {j.id: i for i, j in enumerate(state.jobs)}
+    late_ids = {j.id for j in late}
+    for job in sorted([*waiting, *late], key=lambda j: position[j.id]):
         shared = _schedule_opportunistic(r, job, p.max_utilization)
         if shared is None:
             continue
         started[job.id] = shared
-        if job in late:
+        if job.id in late_ids:
             demoted.append(job.id)
             own = r.reserved.pop(job.id, ())
             for g in own:
