@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from scheduling_opt.errors import InvalidInstanceError, VerificationError
+from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError, VerificationError
 from scheduling_opt.instance import load, loads
 from scheduling_opt.model import Job
 from scheduling_opt.result import SolveOptions, Status
@@ -190,6 +190,11 @@ def test_exact_refuses_large_instances_and_checker_catches_overuse() -> None:
     inp = PROBLEM.parse(load(INSTANCES / "allocation-n40.json"))
     with pytest.raises(InvalidInstanceError, match="allocations to enumerate"):
         PROBLEM.method("exact").run(inp, SolveOptions())
+    # 1,000 jobs of 9 choices each (wait, or 1..8 workers): 9^1000 ~ 10^954,
+    # beyond float range (found by the paper suite).
+    huge = al.AllocationInput(tuple(Job(f"j{i}", 1, 8, 10.0) for i in range(1000)), 64)
+    with pytest.raises(InstanceTooLargeError, match=r"~10\^954 allocations"):
+        PROBLEM.method("exact").run(huge, SolveOptions())
     small = al.AllocationInput((A2, B2), 8)
     plan = al.Plan({"A": 6, "B": 6}, ("A", "B"))
     bad = al.AllocationResult(plan, {}, Status.FEASIBLE, 1.0, 0.0)

@@ -364,6 +364,14 @@ def _choices(inp: AllocationInput) -> list[list[int]]:
     return out
 
 
+def _magnitude(count: int) -> str:
+    """``6.96e+16``; an integer beyond float range (1000 jobs) as ``~10^1234``."""
+    try:
+        return f"{count:.3g}"
+    except OverflowError:
+        return f"~10^{len(str(count)) - 1}"
+
+
 def allocation_count(inp: AllocationInput) -> int:
     """Initial allocations :func:`exact_allocation` would enumerate (capacity ignored)."""
     return math.prod(len(c) for c in _choices(inp))
@@ -399,7 +407,8 @@ def exact_allocation(inp: AllocationInput, *, time_limit: float = 60.0) -> tuple
     if count > EXACT_LIMIT:
         raise InstanceTooLargeError(
             "jobs",
-            f"{count:.3g} allocations to enumerate, more than the exact method's limit {EXACT_LIMIT}",
+            f"{_magnitude(count)} allocations to enumerate, more than the exact method's "
+            f"limit {EXACT_LIMIT}",
         )
     start, best, best_value, seen = time.perf_counter(), None, math.inf, 0
     status = Status.OPTIMAL
