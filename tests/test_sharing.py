@@ -271,3 +271,20 @@ def test_rounds_keep_quota_exclusivity_and_reservations(
         running = [*nxt.guarantee, *nxt.opportunistic]
         s = sh.finish(nxt, [running[done % len(running)]] if running else [])
         assert all(job_id in {j.id for j in s.pending()} for job_id in s.reserved)
+
+
+def test_a_reservation_released_in_a_round_frees_its_gpu_for_another_launch() -> None:
+    # Found by hypothesis in CI: j3 holds a reservation on s0's only GPU, then
+    # launches on s1 (6 free GPUs) and releases it; j4 may take that GPU in the
+    # same round. The checker used to call it stolen from j3.
+    c = cluster(1, 6)
+    jobs = [job("j3", 2, "guarantee", "A", 1, 3.0), job("j4", 1, "guarantee", "A", 1, 4.0)]
+    s = sh.SharingState(c, {"A": 7}, tuple(jobs), reserved={"j3": gpus("s0", 0)})
+    d = run(s)  # step + check_step
+    assert d.released == {"j3": gpus("s0", 0)}
+    assert sorted(g for v in d.launched.values() for g in v) == sorted(
+        [*gpus("s0", 0), *gpus("s1", 0, 1)]
+    )
+    nxt = sh.apply(s, d)
+    assert not nxt.reserved
+    assert set(nxt.guarantee) == {"j3", "j4"}

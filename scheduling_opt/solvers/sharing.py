@@ -452,7 +452,8 @@ def check_step(
 
     Each started job gets exactly its demand, whole workers per server, on
     GPUs of its type; guarantee launches span at most ceil(G / m) servers and
-    take no GPU held by another guarantee job (nor reserved for another job);
+    take no GPU held by another guarantee job (nor still reserved for another
+    job: a reservation released in the same round frees its GPUs);
     opportunistic starts use only GPUs under M; upgrades keep their GPUs;
     only pending jobs start or hold reservations, and the next state keeps
     every quota and the one-guarantee-job-per-GPU rule.
@@ -461,6 +462,14 @@ def check_step(
     by_id = state.jobs_by_id
     pending = {j.id for j in state.pending()}
     held = {g: k for k, gpus in state.guarantee.items() for g in gpus}
+    # A reservation released this round (its job launched elsewhere, or gave
+    # up) frees its GPUs for another launch in the same round.
+    reserved_by = {
+        g: k
+        for k, gpus in state.reserved.items()
+        for g in gpus
+        if g not in set(decisions.released.get(k, ()))
+    }
     for name, alloc in (
         ("launched", decisions.launched),
         ("opportunistic", decisions.opportunistic),
@@ -482,9 +491,8 @@ def check_step(
                 if len(per_server) > locality_limit(state.cluster, job):
                     raise VerificationError(f"{job_id!r}: spans {len(per_server)} servers")
                 for g in gpus:
-                    other = held.get(g) or next(
-                        (k for k, v in state.reserved.items() if g in v and k != job_id), None
-                    )
+                    owner = reserved_by.get(g)
+                    other = held.get(g) or (owner if owner != job_id else None)
                     if other is not None:
                         raise VerificationError(f"{job_id!r}: GPU {g!r} belongs to {other!r}")
             else:
