@@ -9,22 +9,11 @@ groups; then n = 2000, C = 10,000 time and tracemalloc peak of ``dp``.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import tracemalloc
-from collections.abc import Callable
+
+from timing import median_time
 
 from scheduling_opt.solvers import knapsack as kn
-
-
-def median_time(fn: Callable[[], kn.MckpSolution], repeats: int) -> tuple[float, kn.MckpSolution]:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    assert out is not None
-    return statistics.median(times), out
 
 
 def main() -> None:

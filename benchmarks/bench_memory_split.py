@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
 
 import numpy as np
+from timing import median_time
 
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.solvers import elastic as el
@@ -37,19 +35,6 @@ SIZES = (
     (128, 0.25),
     (32, 0.05),
 )
-
-
-T = TypeVar("T")
-
-
-def median_time(fn: Callable[[], T], repeats: int) -> tuple[float, T]:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    assert out is not None
-    return statistics.median(times), out
 
 
 def elastic_state(servers: int, jobs: int, seed: int) -> el.ElasticState:

@@ -224,8 +224,20 @@ def parse(instance: Instance) -> PlacementInput:
 # --------------------------------------------------------------------------- direct calls
 
 
-def _instance(cluster: Cluster, placement: Placement, jobs: Sequence[Job]) -> Instance:
-    return Instance("placement", cluster, tuple(jobs), placement)
+def _direct_input(
+    cluster: Cluster,
+    placement: Placement,
+    jobs: Sequence[Job],
+    workers: Mapping[str, int] | None,
+    speed: SpeedModel | None,
+    models: Mapping[str, str] | None,
+    search_space: int = DEFAULT_SEARCH_SPACE,
+) -> PlacementInput:
+    """The validated input of a direct call (same rules as an instance file)."""
+    instance = Instance("placement", cluster, tuple(jobs), placement)
+    return build_input(
+        instance, speed=speed, models=models, workers=workers, search_space=search_space
+    )
 
 
 def best_fit_decreasing(
@@ -238,10 +250,7 @@ def best_fit_decreasing(
     models: Mapping[str, str] | None = None,
 ) -> PlacementResult:
     """Aryl BFD for the ``jobs`` without rows in ``placement`` (the others run)."""
-    inp = build_input(
-        _instance(cluster, placement, jobs), speed=speed, models=models, workers=workers
-    )
-    return solve_bfd(inp)
+    return solve_bfd(_direct_input(cluster, placement, jobs, workers, speed, models))
 
 
 def round_up_consolidation(
@@ -254,10 +263,7 @@ def round_up_consolidation(
     models: Mapping[str, str] | None = None,
 ) -> PlacementResult:
     """Chronus round-up consolidation (§3.4.1) of the jobs not yet placed."""
-    inp = build_input(
-        _instance(cluster, placement, jobs), speed=speed, models=models, workers=workers
-    )
-    return solve_round_up(inp)
+    return solve_round_up(_direct_input(cluster, placement, jobs, workers, speed, models))
 
 
 def chronus_local_search(
@@ -271,13 +277,7 @@ def chronus_local_search(
     search_space: int = DEFAULT_SEARCH_SPACE,
 ) -> PlacementResult:
     """Chronus Algorithm 1 (§3.4.2) for the jobs not yet placed."""
-    inp = build_input(
-        _instance(cluster, placement, jobs),
-        speed=speed,
-        models=models,
-        workers=workers,
-        search_space=search_space,
-    )
+    inp = _direct_input(cluster, placement, jobs, workers, speed, models, search_space)
     return solve_local_search(inp)
 
 
