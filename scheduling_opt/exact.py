@@ -1,7 +1,7 @@
 """What the exact baselines share: running HiGHS, CP-SAT and CBC honestly.
 
 Three runners, one per backend, each returning an outcome with a
-:class:`~scheduling_opt.result.Status` that says only what the solver proved:
+:class:`~scheduling_opt.solution.Status` that says only what the solver proved:
 
 - :func:`solve_milp`: HiGHS through ``scipy.optimize.milp`` (ships with
   scipy). Never ``highspy``: it cannot share a process with ortools, both
@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scheduling_opt.errors import SolverError
-from scheduling_opt.result import Status
+from scheduling_opt.solution import Status
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model

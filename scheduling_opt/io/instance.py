@@ -447,15 +447,3 @@ def dump(instance: Instance, path: str | Path) -> None:
     """Write an instance file (UTF-8 JSON)."""
     Path(path).write_text(dumps(instance), encoding="utf-8")
 
-
-def validate(path: str | Path) -> Instance:
-    """Load a file and run the problem's own validation; raise on the first error.
-
-    The common sections are checked by :func:`load`; the problem-specific part
-    (its params and data sections) by the registered problem's parser.
-    """
-    instance = load(path)
-    from scheduling_opt.solvers.registry import get_problem
-
-    get_problem(instance.problem).parse(instance)
-    return instance
