@@ -7,6 +7,14 @@ the CLI) can catch one type and print one line.
 
 from __future__ import annotations
 
+#: Longest path, and longest whole message, an InvalidInstanceError shows.
+MAX_PATH_CHARS = 120
+MAX_MESSAGE_CHARS = 400
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 class SchedulingOptError(Exception):
     """Base class of every error this library raises on purpose."""
@@ -23,7 +31,10 @@ class InvalidInstanceError(SchedulingOptError, ValueError):
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"{path}: {reason}" if path else reason)
+        # A file can hold a 100 KB key or value; the message (one CLI line)
+        # shows the start of each, the attributes keep them whole.
+        shown = f"{_cut(path, MAX_PATH_CHARS)}: {reason}" if path else reason
+        super().__init__(_cut(shown.replace("\n", " "), MAX_MESSAGE_CHARS))
 
     def at(self, prefix: str) -> InvalidInstanceError:
         """The same error, located under ``prefix`` (``jobs[2]`` + ``min_workers``)."""

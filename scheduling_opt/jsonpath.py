@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -26,6 +27,26 @@ MAX_NUMBER = 1e15
 
 Anything larger is no scheduling quantity, and products of such values would
 overflow to inf deep inside a solver instead of failing here."""
+MAX_INT_DIGITS = 30
+"""Longest integer literal the file reader parses (any valid value has at most 16 digits).
+
+Python refuses to parse integer strings of more than 4,300 digits with a
+ValueError deep inside ``json``; a literal this long is refused up front."""
+
+
+def show(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, so an error line stays short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_int_literal(text: str) -> int:
+    """``int(text)`` for the JSON reader, refusing absurdly long literals in one line."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise InvalidInstanceError(
+            "", f"an integer literal of {len(text)} digits is not allowed (at most 2**53)"
+        )
+    return int(text)
 
 
 def reject_constant(name: str) -> float:
@@ -77,7 +98,7 @@ def join_path(path: str, key: str) -> str:
 def read_int(value: object, path: str, minimum: int | None = None) -> int:
     """An integer (not a boolean), at least ``minimum`` when given."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInstanceError(path, f"must be an integer, got {value!r}")
+        raise InvalidInstanceError(path, f"must be an integer, got {show(value)}")
     if abs(value) > MAX_INT:
         raise InvalidInstanceError(path, f"must be at most 2**53 in magnitude, got {value}")
     if minimum is not None and value < minimum:
@@ -88,7 +109,7 @@ def read_int(value: object, path: str, minimum: int | None = None) -> int:
 def read_number(value: object, path: str, minimum: float | None = None) -> float:
     """A finite number (not a boolean), at least ``minimum`` when given."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInstanceError(path, f"must be a number, got {value!r}")
+        raise InvalidInstanceError(path, f"must be a number, got {show(value)}")
     if isinstance(value, int) and abs(value) > MAX_NUMBER:
         # A huge JSON integer (10**400) would overflow math.isfinite.
         raise InvalidInstanceError(path, "must be at most 1e15 in magnitude")
@@ -96,6 +117,12 @@ def read_number(value: object, path: str, minimum: float | None = None) -> float
         raise InvalidInstanceError(path, f"must be finite, got {value!r}")
     if abs(value) > MAX_NUMBER:
         raise InvalidInstanceError(path, f"must be at most 1e15 in magnitude, got {value!r}")
+    if value != 0 and abs(value) < sys.float_info.min:
+        # A subnormal passes every "> 0" check, then divisions by it overflow
+        # to inf (or loops run 1e300 times) deep inside a solver.
+        raise InvalidInstanceError(
+            path, f"must be 0 or at least 2.2e-308 in magnitude, got {value!r}"
+        )
     if minimum is not None and value < minimum:
         raise InvalidInstanceError(path, f"must be >= {minimum}, got {value!r}")
     return value
@@ -103,13 +130,13 @@ def read_number(value: object, path: str, minimum: float | None = None) -> float
 
 def read_string(value: object, path: str) -> str:
     if not isinstance(value, str):
-        raise InvalidInstanceError(path, f"must be a string, got {value!r}")
+        raise InvalidInstanceError(path, f"must be a string, got {show(value)}")
     return value
 
 
 def read_bool(value: object, path: str) -> bool:
     if not isinstance(value, bool):
-        raise InvalidInstanceError(path, f"must be true or false, got {value!r}")
+        raise InvalidInstanceError(path, f"must be true or false, got {show(value)}")
     return value
 
 

@@ -32,15 +32,14 @@ from scheduling_opt.solution import Seed, Solution
 I = TypeVar("I")  # noqa: E741  (the problem's typed input)
 D = TypeVar("D")  # the problem's typed decision
 I_contra = TypeVar("I_contra", contravariant=True)
-D_co = TypeVar("D_co", covariant=True)
 
 
-class Algorithm(Protocol[I_contra, D_co]):
+class Algorithm(Protocol[I_contra, D]):
     """The one calling convention of every algorithm in the library."""
 
     def __call__(
         self, inp: I_contra, /, *, seed: Seed = None, time_limit: float | None = None
-    ) -> Solution[D_co]: ...
+    ) -> Solution[D]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,9 +203,7 @@ def solve(
     >>> sol.status.value, sol.objective, sol.gap
     ('optimal', 1.0, 0.0)
     """
-    return get_problem(instance.problem).solve(
-        instance, method, seed=seed, time_limit=time_limit
-    )
+    return get_problem(instance.problem).solve(instance, method, seed=seed, time_limit=time_limit)
 
 
 def validate(path: str | Path) -> Instance:

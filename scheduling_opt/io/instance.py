@@ -33,6 +33,7 @@ from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import (
     check_keys,
     located,
+    parse_int_literal,
     read_array,
     read_bool,
     read_each,
@@ -347,7 +348,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def loads(text: str) -> Instance:
     """Parse and validate an instance from JSON text."""
     try:
-        raw = json.loads(text, parse_constant=reject_constant, object_pairs_hook=_unique_keys)
+        raw = json.loads(
+            text,
+            parse_constant=reject_constant,
+            parse_int=parse_int_literal,
+            object_pairs_hook=_unique_keys,
+        )
     except json.JSONDecodeError as e:
         raise InvalidInstanceError(
             "", f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
@@ -446,4 +452,3 @@ def dumps(instance: Instance, *, indent: int | None = 2) -> str:
 def dump(instance: Instance, path: str | Path) -> None:
     """Write an instance file (UTF-8 JSON)."""
     Path(path).write_text(dumps(instance), encoding="utf-8")
-
