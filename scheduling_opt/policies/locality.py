@@ -11,18 +11,49 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Cluster, Job
+from scheduling_opt.policies._numbers import as_int
 
 
 def locality_limit(cluster: Cluster, job: Job, gpus: int | None = None) -> int:
     """Most servers ``gpus`` GPUs of ``job`` may span: ceil(gpus / m).
 
     m is the largest server the job's GPU type admits (the paper's "GPUs on
-    each machine", for clusters whose servers differ in size); 0 when no
-    server fits. ``gpus`` defaults to the job's requested ``max_gpus``.
+    each machine", for clusters whose servers differ in size).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The servers.
+    job : Job
+        The job (its GPU type decides which servers count).
+    gpus : int, optional
+        GPUs to place (default: the job's ``max_gpus``).
+
+    Returns
+    -------
+    int
+        The server limit; 0 when no server fits the job.
+
+    Raises
+    ------
+    InvalidInstanceError
+        ``gpus`` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+    >>> c = Cluster((GpuType("V100"),), (Server("a", "V100", 8), Server("b", "V100", 4)))
+    >>> locality_limit(c, Job("j", 1, 12, 60.0))
+    2
+
+    References
+    ----------
+    EDL (TPDS '22) §5.1 footnote 4; AntMan (OSDI '20) §3.3 (topology).
     """
+    need = job.max_gpus if gpus is None else as_int(gpus, "gpus", 0)
     sizes = [s.gpus for s in cluster.servers if job.fits(s)]
-    need = job.max_gpus if gpus is None else gpus
     return math.ceil(need / max(sizes)) if sizes else 0
 
 
@@ -35,11 +66,49 @@ def pick_servers(
 ) -> list[str]:
     """Up to ``limit`` servers covering as much of ``need`` as possible.
 
-    ``usable``: units each server can give. Largest first (ties: more
-    ``prefer``, e.g. the job's own reservation there, then ``rank``); the
-    server that completes the demand is the smallest that does (best fit
-    keeps large holes for large gangs).
+    Largest first (ties: more ``prefer``, e.g. the job's own reservation
+    there, then ``rank``); the server that completes the demand is the
+    smallest that does (best fit keeps large holes for large gangs).
+
+    Parameters
+    ----------
+    usable : Mapping[str, int]
+        Units (workers or GPUs) each server can give.
+    need : int
+        Units wanted (>= 0).
+    limit : int
+        Most servers to choose (>= 0).
+    rank : Mapping[str, int]
+        Tie-break position of every server in ``usable`` (cluster order).
+    prefer : Mapping[str, int], optional
+        A second sort key, larger first.
+
+    Returns
+    -------
+    list of str
+        The chosen servers, in the order chosen; they may cover less than
+        ``need`` (the caller decides whether that is enough).
+
+    Raises
+    ------
+    InvalidInstanceError
+        ``need`` or ``limit`` is not an integer >= 0, or a server of
+        ``usable`` has no ``rank``.
+
+    Examples
+    --------
+    >>> pick_servers({"a": 8, "b": 4, "c": 2}, 10, 2, {"a": 0, "b": 1, "c": 2})
+    ['a', 'c']
+
+    References
+    ----------
+    EDL (TPDS '22) §5.1 footnote 4; AntMan (OSDI '20) §3.3 Algorithm 1.
     """
+    need = as_int(need, "need", 0)
+    limit = as_int(limit, "limit", 0)
+    missing = [s for s in usable if s not in rank]
+    if missing:
+        raise InvalidInstanceError("rank", f"no rank for servers {sorted(missing)[:5]}")
     pref = prefer or {}
     candidates = sorted(
         (s for s, u in usable.items() if u > 0),

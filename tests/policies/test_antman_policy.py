@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
 from scheduling_opt.model import Cluster, GpuType, Job, Server
-from scheduling_opt.solvers import sharing as sh
-from scheduling_opt.solvers.sharing import Gpu
+from scheduling_opt.policies import antman as sh
+from scheduling_opt.policies.antman import Gpu
 
 
 def cluster(*sizes: int) -> Cluster:
@@ -28,15 +29,18 @@ def gpus(server: str, *indices: int) -> tuple[Gpu, ...]:
     return tuple((server, i) for i in indices)
 
 
-def run(s: sh.SharingState, p: sh.SharingParams | None = None) -> sh.SharingDecisions:
-    d = sh.step(s, p)
-    sh.check_step(s, d, p)
-    return d
+def run(s: sh.AntManState, p: sh.AntManParams | None = None) -> sh.AntManDecision:
+    if p is not None:
+        s = replace(s, params=p)
+    sol = sh.antman_step(s)
+    sh.check(s, sol)
+    assert sol.decision is not None
+    return sol.decision
 
 
 def test_guarantee_job_packs_on_one_server_best_fit() -> None:
     # 4 GPUs may span ceil(4/8) = 1 server; s1 (4 free) fits more tightly than s0 (8 free).
-    s = sh.SharingState(cluster(8, 4), {"A": 8}, (job("a", 4, "guarantee", "A"),))
+    s = sh.AntManState(cluster(8, 4), {"A": 8}, (job("a", 4, "guarantee", "A"),))
     d = run(s)
     assert dict(d.launched) == {"a": gpus("s1", 0, 1, 2, 3)}
     assert d.reserved == {}
@@ -45,7 +49,7 @@ def test_guarantee_job_packs_on_one_server_best_fit() -> None:
 def test_partial_quota_becomes_a_reservation_then_a_launch() -> None:
     # "three GPUs left while there is a request for four": quota 4, 2 in use, a2 wants 4.
     jobs = (job("a1", 2, "guarantee", "A"), job("a2", 4, "guarantee", "A"))
-    s0 = sh.SharingState(cluster(4, 4), {"A": 4}, jobs, guarantee={"a1": gpus("s0", 0, 1)})
+    s0 = sh.AntManState(cluster(4, 4), {"A": 4}, jobs, guarantee={"a1": gpus("s0", 0, 1)})
     d = run(s0)
     assert d.launched == {}
     assert dict(d.reserved) == {
@@ -68,7 +72,7 @@ def test_fragmentation_reserves_on_one_server_and_others_cannot_take_it() -> Non
         job("a", 4, "guarantee", "A"),
         job("b", 2, "guarantee", "B"),
     )
-    s = sh.SharingState(
+    s = sh.AntManState(
         cluster(4, 4),
         {"A": 4, "B": 4},
         jobs,
@@ -85,7 +89,7 @@ def test_fragmentation_reserves_on_one_server_and_others_cannot_take_it() -> Non
 
 def test_reserved_gpus_are_never_taken_by_another_guarantee_job() -> None:
     jobs = (job("a", 4, "guarantee", "A"), job("b", 2, "guarantee", "B"))
-    s = sh.SharingState(cluster(4), {"A": 2, "B": 2}, jobs, reserved={"a": gpus("s0", 0, 1)})
+    s = sh.AntManState(cluster(4), {"A": 2, "B": 2}, jobs, reserved={"a": gpus("s0", 0, 1)})
     d = run(s)
     assert dict(d.launched) == {"b": gpus("s0", 2, 3)}
     assert dict(d.reserved) == {"a": gpus("s0", 0, 1)}
@@ -93,11 +97,11 @@ def test_reserved_gpus_are_never_taken_by_another_guarantee_job() -> None:
 
 def test_opportunistic_job_goes_to_least_loaded_gpus_under_m() -> None:
     util = {("s0", 0): 0.9, ("s0", 1): 0.5, ("s0", 2): 0.1, ("s0", 3): 0.79}
-    s = sh.SharingState(cluster(4), {}, (job("o", 2, "opportunistic", "B"),), utilization=util)
+    s = sh.AntManState(cluster(4), {}, (job("o", 2, "opportunistic", "B"),), utilization=util)
     d = run(s)
     assert dict(d.opportunistic) == {"o": gpus("s0", 1, 2)}
     busy = dict.fromkeys(util, 0.85)
-    assert run(sh.SharingState(cluster(4), {}, s.jobs, utilization=busy)).opportunistic == {}
+    assert run(sh.AntManState(cluster(4), {}, s.jobs, utilization=busy)).opportunistic == {}
 
 
 def test_opportunistic_jobs_share_gpus_held_or_reserved_by_guarantee_jobs() -> None:
@@ -106,7 +110,7 @@ def test_opportunistic_jobs_share_gpus_held_or_reserved_by_guarantee_jobs() -> N
         job("g", 2, "guarantee", "A"),
         job("o", 4, "opportunistic", "B"),
     )
-    s = sh.SharingState(
+    s = sh.AntManState(
         cluster(4),
         {"A": 4},
         jobs,
@@ -120,7 +124,7 @@ def test_opportunistic_jobs_share_gpus_held_or_reserved_by_guarantee_jobs() -> N
 
 def test_a_gpu_freshly_given_to_a_guarantee_job_waits_a_round_for_opportunistic_jobs() -> None:
     jobs = (job("a", 4, "guarantee", "A"), job("o", 2, "opportunistic", "B"))
-    s = sh.SharingState(cluster(4, 2), {"A": 4}, jobs)
+    s = sh.AntManState(cluster(4, 2), {"A": 4}, jobs)
     d = run(s)
     assert dict(d.launched) == {"a": gpus("s0", 0, 1, 2, 3)}
     assert dict(d.opportunistic) == {"o": gpus("s1", 0, 1)}
@@ -128,7 +132,7 @@ def test_a_gpu_freshly_given_to_a_guarantee_job_waits_a_round_for_opportunistic_
 
 def test_upgrade_is_preferred_over_launching_a_new_guarantee_job() -> None:
     jobs = (job("new", 2, "guarantee", "A"), job("o", 2, "opportunistic", "A"))
-    s = sh.SharingState(cluster(4), {"A": 2}, jobs, opportunistic={"o": gpus("s0", 0, 1)})
+    s = sh.AntManState(cluster(4), {"A": 2}, jobs, opportunistic={"o": gpus("s0", 0, 1)})
     d = run(s)
     assert d.upgraded == ("o",)
     assert d.launched == {}
@@ -143,7 +147,7 @@ def test_no_upgrade_on_a_gpu_of_a_guarantee_job_or_without_quota_or_when_pinned(
         job("o", 2, "opportunistic", "A"),
         job("p", 1, "opportunistic", "A"),
     )
-    s = sh.SharingState(
+    s = sh.AntManState(
         cluster(4),
         {"A": 4},
         jobs,
@@ -152,7 +156,7 @@ def test_no_upgrade_on_a_gpu_of_a_guarantee_job_or_without_quota_or_when_pinned(
         pinned=frozenset({"p"}),
     )
     assert run(s).upgraded == ()
-    none = sh.SharingState(
+    none = sh.AntManState(
         cluster(4), {}, (job("o", 2, "opportunistic", "B"),), opportunistic={"o": gpus("s0", 0, 1)}
     )
     assert run(none).upgraded == ()
@@ -160,9 +164,9 @@ def test_no_upgrade_on_a_gpu_of_a_guarantee_job_or_without_quota_or_when_pinned(
 
 def test_long_waiting_guarantee_job_runs_as_opportunistic_and_frees_its_reservation() -> None:
     jobs = (job("big", 4, "guarantee", "A", submit=0.0),)
-    s = sh.SharingState(cluster(4), {"A": 2}, jobs, reserved={"big": gpus("s0", 0, 1)}, now=1000.0)
-    assert run(s, sh.SharingParams(demote_after=2000.0)).demoted == ()
-    d = run(s, sh.SharingParams(demote_after=600.0))
+    s = sh.AntManState(cluster(4), {"A": 2}, jobs, reserved={"big": gpus("s0", 0, 1)}, now=1000.0)
+    assert run(s, sh.AntManParams(demote_after=2000.0)).demoted == ()
+    d = run(s, sh.AntManParams(demote_after=600.0))
     assert d.demoted == ("big",)
     assert dict(d.opportunistic) == {"big": gpus("s0", 0, 1, 2, 3)}
     assert d.reserved == {}
@@ -174,7 +178,7 @@ def test_long_waiting_guarantee_job_runs_as_opportunistic_and_frees_its_reservat
 
 def test_finish_releases_reservations_and_gpus() -> None:
     jobs = (job("a", 4, "guarantee", "A"), job("g", 2, "guarantee", "A"))
-    s = sh.SharingState(
+    s = sh.AntManState(
         cluster(4),
         {"A": 4},
         jobs,
@@ -188,14 +192,14 @@ def test_finish_releases_reservations_and_gpus() -> None:
 
 def test_state_validation_names_the_broken_rule() -> None:
     with pytest.raises(InvalidInstanceError, match="over its quota"):
-        sh.SharingState(
+        sh.AntManState(
             cluster(4),
             {"A": 1},
             (job("a", 2, "guarantee", "A"),),
             guarantee={"a": gpus("s0", 0, 1)},
         )
     with pytest.raises(InvalidInstanceError, match="already held"):
-        sh.SharingState(
+        sh.AntManState(
             cluster(4),
             {"A": 4},
             (job("a", 1, "guarantee", "A"), job("b", 1, "guarantee", "A")),
@@ -205,17 +209,17 @@ def test_state_validation_names_the_broken_rule() -> None:
 
 def test_checker_rejects_a_stolen_guarantee_gpu() -> None:
     jobs = (job("g", 1, "guarantee", "A"), job("h", 1, "guarantee", "A"))
-    s = sh.SharingState(cluster(2), {"A": 2}, jobs, guarantee={"g": gpus("s0", 0)})
-    bad = sh.SharingDecisions({"h": gpus("s0", 0)}, {}, (), (), {}, {})
+    s = sh.AntManState(cluster(2), {"A": 2}, jobs, guarantee={"g": gpus("s0", 0)})
+    bad = sh.AntManDecision({"h": gpus("s0", 0)}, {}, (), (), {}, {})
     with pytest.raises(VerificationError, match="belongs to"):
-        sh.check_step(s, bad)
+        sh.check_decision(s, bad)
 
 
 # --------------------------------------------------------------------------- properties
 
 
 @st.composite
-def worlds(draw: st.DrawFn) -> tuple[sh.SharingState, list[tuple[int, Mapping[Gpu, float]]]]:
+def worlds(draw: st.DrawFn) -> tuple[sh.AntManState, list[tuple[int, Mapping[Gpu, float]]]]:
     sizes = draw(st.lists(st.integers(1, 8), min_size=1, max_size=3))
     c = cluster(*sizes)
     total = sum(sizes)
@@ -232,18 +236,18 @@ def worlds(draw: st.DrawFn) -> tuple[sh.SharingState, list[tuple[int, Mapping[Gp
     for _ in range(draw(st.integers(1, 4))):
         util = {g: draw(st.sampled_from([0.0, 0.3, 0.9])) for g in all_g}
         rounds.append((draw(st.integers(0, 9)), util))
-    return sh.SharingState(c, {"A": qa, "B": qb}, tuple(jobs)), rounds
+    return sh.AntManState(c, {"A": qa, "B": qb}, tuple(jobs)), rounds
 
 
 @settings(max_examples=80, deadline=None)
 @given(worlds(), st.sampled_from([None, 0.0, 5.0]))
 def test_rounds_keep_quota_exclusivity_and_reservations(
-    world: tuple[sh.SharingState, list[tuple[int, Mapping[Gpu, float]]]], demote: float | None
+    world: tuple[sh.AntManState, list[tuple[int, Mapping[Gpu, float]]]], demote: float | None
 ) -> None:
     s, rounds = world
-    params = sh.SharingParams(demote_after=demote)
+    params = sh.AntManParams(demote_after=demote)
     for done, util in rounds:
-        s = sh.SharingState(
+        s = sh.AntManState(
             s.cluster,
             s.quotas,
             s.jobs,
@@ -253,10 +257,13 @@ def test_rounds_keep_quota_exclusivity_and_reservations(
             util,
             s.pinned,
             s.now + 10,
+            params,
         )
-        d = sh.step(s, params)
-        sh.check_step(s, d, params)
-        assert sh.step(s, params) == d  # deterministic, state untouched
+        sol = sh.antman_step(s)
+        sh.check(s, sol)
+        d = sol.decision
+        assert d is not None
+        assert sh.antman_step(s).decision == d  # deterministic, state untouched
         nxt = sh.apply(s, d)
         for tenant, used in nxt.tenant_usage().items():
             assert used <= s.quotas.get(tenant, 0)  # guarantee jobs + reservations within quota
@@ -279,8 +286,8 @@ def test_a_reservation_released_in_a_round_frees_its_gpu_for_another_launch() ->
     # same round. The checker used to call it stolen from j3.
     c = cluster(1, 6)
     jobs = [job("j3", 2, "guarantee", "A", 1, 3.0), job("j4", 1, "guarantee", "A", 1, 4.0)]
-    s = sh.SharingState(c, {"A": 7}, tuple(jobs), reserved={"j3": gpus("s0", 0)})
-    d = run(s)  # step + check_step
+    s = sh.AntManState(c, {"A": 7}, tuple(jobs), reserved={"j3": gpus("s0", 0)})
+    d = run(s)  # antman_step + check
     assert d.released == {"j3": gpus("s0", 0)}
     assert sorted(g for v in d.launched.values() for g in v) == sorted(
         [*gpus("s0", 0), *gpus("s1", 0, 1)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
-from scheduling_opt.solvers import elastic as el
+from scheduling_opt.policies import edl as el
 
 
 def cluster(*sizes: int) -> Cluster:
@@ -28,24 +29,32 @@ def ej(
     speedup: tuple[float, ...] = (),
     gpw: int = 1,
     requested: int = 0,
-) -> el.ElasticJob:
+) -> el.EdlJob:
     job = Job(job_id, lo, hi, 100.0, gpus_per_worker=gpw)
-    return el.ElasticJob(job, service, waiting, speedup, requested)
+    return el.EdlJob(job, service, waiting, speedup, requested)
 
 
 def state(
-    c: Cluster, jobs: list[el.ElasticJob], placed: Mapping[str, Mapping[str, int]]
-) -> el.ElasticState:
-    return el.ElasticState(c, tuple(jobs), Placement.from_mapping(placed))
+    c: Cluster,
+    jobs: list[el.EdlJob],
+    placed: Mapping[str, Mapping[str, int]],
+    params: el.TiresiasParams | None = None,
+) -> el.EdlState:
+    return el.EdlState(
+        c, tuple(jobs), Placement.from_mapping(placed), params or el.TiresiasParams()
+    )
 
 
 CONCAVE = (1.0, 1.9, 2.7, 3.4, 4.0, 4.5)  # marginal losses 1, .9, .8, .7, .6, .5
 
 
-def run(s: el.ElasticState, p: el.TiresiasParams | None = None) -> el.ElasticDecisions:
-    d = el.step(s, p)
-    el.check_step(s, d, p)
-    return d
+def run(s: el.EdlState, p: el.TiresiasParams | None = None) -> el.EdlDecision:
+    if p is not None:
+        s = replace(s, params=p)
+    sol = el.elastic_tiresias_step(s)
+    el.check(s, sol)
+    assert sol.decision is not None
+    return sol.decision
 
 
 # --------------------------------------------------------------------------- Tiresias base
@@ -275,8 +284,8 @@ def test_invalid_inputs_raise_named_errors() -> None:
 
 def test_checker_rejects_a_scale_in_below_the_floor() -> None:
     s = state(cluster(8), [ej("r1", 2, 6, service=1000.0), ej("b", 1, 1)], {"r1": {"s0": 6}})
-    d = el.step(s)
-    bad = el.ElasticDecisions(
+    d = run(s)
+    bad = el.EdlDecision(
         Placement.from_mapping({"r1": {"s0": 2}, "b": {"s0": 1}}),
         d.queues,
         (),
@@ -286,14 +295,14 @@ def test_checker_rejects_a_scale_in_below_the_floor() -> None:
         "compaction",
     )
     with pytest.raises(VerificationError, match="scaled in"):
-        el.check_step(s, bad)
+        el.check_decision(s, bad)
 
 
 # --------------------------------------------------------------------------- properties
 
 
 @st.composite
-def jobs_st(draw: st.DrawFn) -> list[el.ElasticJob]:
+def jobs_st(draw: st.DrawFn) -> list[el.EdlJob]:
     out = []
     for i in range(draw(st.integers(1, 8))):
         lo = draw(st.integers(1, 3))
@@ -321,17 +330,19 @@ def jobs_st(draw: st.DrawFn) -> list[el.ElasticJob]:
     st.lists(st.tuples(st.floats(1.0, 5000.0), st.integers(0, 7)), min_size=1, max_size=4),
 )
 def test_rounds_never_exceed_capacity_or_drop_below_minimum(
-    sizes: list[int], jobs: list[el.ElasticJob], n: int, rounds: list[tuple[float, int]]
+    sizes: list[int], jobs: list[el.EdlJob], n: int, rounds: list[tuple[float, int]]
 ) -> None:
     params = el.TiresiasParams(compaction=n, starvation=3000.0)
-    s = el.ElasticState(cluster(*sizes), tuple(jobs), Placement())
+    s = el.EdlState(cluster(*sizes), tuple(jobs), Placement(), params)
     for seconds, done in rounds:
-        d = el.step(s, params)
-        el.check_step(s, d, params)  # capacity, min..max, floors, locality, inelastic
+        sol = el.elastic_tiresias_step(s)
+        el.check(s, sol)  # capacity, min..max, floors, locality, inelastic
+        d = sol.decision
+        assert d is not None
         for job_id in d.placement.jobs():
             j = s.jobs_by_id[job_id].job
             assert j.min_workers <= d.placement.workers_of(job_id) <= j.max_workers
-        assert el.step(s, params) == d  # deterministic, state untouched
+        assert el.elastic_tiresias_step(s).decision == d  # deterministic, state untouched
         s = el.advance(s, d, seconds)
         running = s.placement.jobs()
         if running:

@@ -1,0 +1,62 @@
+"""The mutable scratch copy of one Elastic-Tiresias round.
+
+Shared by the step (Tiresias plan, expansion) and compaction, which must see
+each other's changes within the round; never escapes
+:func:`~.elastic_tiresias.elastic_tiresias_step`. O(S) to build, O(1) per
+worker moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from scheduling_opt.policies.edl.model import EdlJob, EdlState, TiresiasParams
+
+
+@dataclass(slots=True)
+class Round:
+    """Mutable scratch copy of one round (never escapes the step)."""
+
+    state: EdlState
+    params: TiresiasParams
+    alloc: dict[str, dict[str, int]]
+    free: dict[str, int]
+    queue: dict[str, int]
+    rank: dict[str, int]
+    jobs: Mapping[str, EdlJob]
+    floors: Mapping[str, int]
+    prio: Mapping[str, int]  # position in Tiresias' priority order
+    count: dict[str, int] = field(default_factory=dict)  # workers per job, kept by add()
+
+    def copy(self) -> Round:
+        alloc = {k: dict(v) for k, v in self.alloc.items()}
+        return Round(
+            self.state,
+            self.params,
+            alloc,
+            dict(self.free),
+            self.queue,
+            self.rank,
+            self.jobs,
+            self.floors,
+            self.prio,
+            dict(self.count),
+        )
+
+    def workers(self, job_id: str) -> int:
+        return self.count.get(job_id, 0)
+
+    def add(self, job_id: str, server: str, n: int) -> None:
+        self.count[job_id] = self.count.get(job_id, 0) + n
+        servers = self.alloc.setdefault(job_id, {})
+        servers[server] = servers.get(server, 0) + n
+        if servers[server] == 0:
+            del servers[server]
+        if not servers:
+            del self.alloc[job_id]
+        self.free[server] -= n * self.jobs[job_id].job.gpus_per_worker
+
+    def floor(self, j: EdlJob) -> int:
+        """Fewest workers compaction may leave a job with (its minimum and the QoS r)."""
+        return self.floors[j.id]

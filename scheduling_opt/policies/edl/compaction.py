@@ -1,0 +1,129 @@
+"""Elastic-Tiresias compaction: scale in lower-queue jobs to start a waiting one.
+
+When more than N jobs wait, each waiting job gathers workers one at a time,
+each where it costs the least normalized throughput (free GPUs first, then
+donors' marginal losses), on the servers EDL's locality rule allows, and
+starts with the worker count that maximizes its gain when that gain is
+positive. EDL (TPDS '22) §5 Algorithm 1 lines 1-6, §5.1 footnote 4, §6.3
+(r = 0.5). O(J + S + P L D) per waiting job (P its requested workers,
+L <= ceil(P g / m) servers, D donors).
+"""
+
+from __future__ import annotations
+
+from scheduling_opt.policies.edl._round import Round
+from scheduling_opt.policies.edl.model import EdlJob
+from scheduling_opt.policies.locality import locality_limit, pick_servers
+
+#: Gains closer than this are ties.
+TOLERANCE = 1e-9
+
+
+def _donors(r: Round, j: EdlJob) -> list[EdlJob]:
+    """Donors for waiting job j: running elastic jobs above their floor, lowest priority first.
+
+    Algorithm 1 takes GPUs from queues i != 0 only; we read "lower queues" as
+    j's own queue or a lower one (so a queue-0 job takes from queue 1 and
+    below). Within j's queue a running job may be ahead of j in priority: the
+    paper's compaction still shrinks it (never below its floor), and it is
+    tried last among the donors.
+    """
+    lowest = max(1, r.queue[j.id])
+    found = [
+        k
+        for k in r.alloc
+        if k != j.id and r.queue[k] >= lowest and r.jobs[k].job.elastic and r.count[k] > r.floors[k]
+    ]
+    return [r.jobs[k] for k in sorted(found, key=r.prio.__getitem__)]
+
+
+def _cheapest_worker(
+    r: Round, j: EdlJob, server: str, donors: list[EdlJob]
+) -> tuple[float, list[str]] | None:
+    """Lowest throughput loss that frees room for one more worker of j on ``server``.
+
+    Free GPUs cost nothing; then donors there lose one worker at a time,
+    smallest marginal loss S(p) - S(p-1) first (ties: priority order; greedy
+    is optimal for concave speed-ups). Returns the loss and the donors
+    scaled in, or None when the server cannot make room.
+    """
+    need = j.job.gpus_per_worker - r.free[server]
+    if need <= 0:
+        return 0.0, []
+    counts = {d.id: r.workers(d.id) for d in donors}
+    here = {d.id: r.alloc.get(d.id, {}).get(server, 0) for d in donors}
+    loss, taken = 0.0, []
+    while need > 0:
+        best: tuple[float, int] | None = None
+        for i, d in enumerate(donors):
+            if here[d.id] and counts[d.id] > r.floor(d):
+                cost = d.throughput(counts[d.id]) - d.throughput(counts[d.id] - 1)
+                if best is None or (cost, i) < best:
+                    best = (cost, i)
+        if best is None:
+            return None
+        d = donors[best[1]]
+        loss += best[0]
+        counts[d.id] -= 1
+        here[d.id] -= 1
+        need -= d.job.gpus_per_worker
+        taken.append(d.id)
+    return loss, taken
+
+
+def compact(r: Round, j: EdlJob) -> int:
+    """Algorithm 1 lines 2-4 for one waiting job: scale in lower-queue jobs to start it.
+
+    Workers of j are gathered one at a time on the servers that footnote 4's
+    locality rule allows (at most ceil(P_j g / m) machines: those with the
+    most obtainable GPUs), each where it costs the least throughput; the
+    worker count k in [min_j, P_j] that maximizes the gain
+    S_j(k)/S_j(1) - (the donors' lost normalized throughput) is kept when
+    that gain is positive. Returns the workers j starts with (0: it waits).
+    """
+    d = j.job.gpus_per_worker
+    donors = _donors(r, j)
+    give = dict.fromkeys(r.free, 0)
+    for x in donors:
+        slack = r.count[x.id] - r.floors[x.id]
+        for server, n in r.alloc[x.id].items():
+            give[server] += min(n, slack) * x.job.gpus_per_worker
+    obtainable = {
+        s.id: (r.free[s.id] + give[s.id]) // d for s in r.state.cluster.servers if j.job.fits(s)
+    }
+    limit = locality_limit(r.state.cluster, j.job, j.requested_gpus)
+    servers = pick_servers(obtainable, j.parallelism, limit, r.rank)
+    if sum(obtainable[s] for s in servers) < j.job.min_workers:
+        return 0
+    trial = r.copy()  # a scratch copy, so that an unprofitable attempt leaves no trace
+    steps: list[tuple[str, list[str]]] = []
+    gains: list[float] = []
+    loss = 0.0
+    for _ in range(j.parallelism):
+        options = []
+        for s in servers:
+            found = _cheapest_worker(trial, j, s, donors)
+            if found is not None:
+                options.append((found[0], trial.rank[s], s, found[1]))
+        if not options:
+            break
+        cost, _, s, taken = min(options)
+        for donor in taken:
+            trial.add(donor, s, -1)
+        trial.add(j.id, s, 1)
+        steps.append((s, taken))
+        loss += cost
+        gains.append(j.throughput(len(steps)) - loss)
+    feasible = [(g, k + 1) for k, g in enumerate(gains) if k + 1 >= j.job.min_workers]
+    if not feasible:
+        return 0
+    gain = max(g for g, _ in feasible)
+    if gain <= TOLERANCE:
+        return 0
+    # Ties go to fewer workers: moving GPUs for no gain only costs a rescale.
+    k = min(k for g, k in feasible if g >= gain - TOLERANCE)
+    for s, taken in steps[:k]:
+        for donor in taken:
+            r.add(donor, s, -1)
+        r.add(j.id, s, 1)
+    return k
