@@ -26,8 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scheduling_opt import load
-from scheduling_opt.errors import SchedulingOptError, solve
+from scheduling_opt import load, solve
+from scheduling_opt.errors import SchedulingOptError
 from scheduling_opt.io.instance import Instance
 from scheduling_opt.registry import get_problem, problem_names
 

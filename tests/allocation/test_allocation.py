@@ -9,14 +9,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from scheduling_opt import allocation as al
+from scheduling_opt.allocation.io import encode
 from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError, VerificationError
-from scheduling_opt.instance import load, loads
+from scheduling_opt.io.instance import load, loads
 from scheduling_opt.model import Job
-from scheduling_opt.result import SolveOptions, Status
-from scheduling_opt.solvers import allocation as al
-from scheduling_opt.solvers.registry import get_problem
+from scheduling_opt.registry import get_problem
+from scheduling_opt.solution import Solution, Status
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+INSTANCES = Path(__file__).resolve().parent.parent.parent / "instances"
 PROBLEM = get_problem("allocation")
 A2, B2 = Job("A", 2, 6, 50.0), Job("B", 2, 6, 20.0)  # Aryl Table 2
 A4 = Job("A", 2, 3, 100.0)  # Aryl Table 4
@@ -44,14 +45,18 @@ def test_table4_favoring_a_beats_favoring_b() -> None:
 def test_curated_instances_two_phase_and_exact() -> None:
     t4 = PROBLEM.parse(load(INSTANCES / "allocation-aryl-table4.json"))
     two = PROBLEM.solve(load(INSTANCES / "allocation-aryl-table4.json"))
-    assert two.decision()["workers"] == {"A": 3, "B": 5}  # favors A, the optimum of Table 4
+    assert two.decision is not None
+    assert encode(two.decision)["workers"] == {"A": 3, "B": 5}  # favors A, the optimum of Table 4
     assert two.objective == pytest.approx(62.0)
     PROBLEM.check(t4, two)
     t3 = load(INSTANCES / "allocation-aryl-table3.json")
     best = PROBLEM.solve(t3, "exact")
     assert best.status == Status.OPTIMAL
     assert best.objective == pytest.approx(41.67, abs=0.005)  # Table 3 solution 2
-    assert PROBLEM.solve(t3).objective >= best.objective
+    default = PROBLEM.solve(t3).objective
+    assert default is not None
+    assert best.objective is not None
+    assert default >= best.objective
 
 
 def test_figure6_items() -> None:
@@ -118,7 +123,7 @@ def test_exact_is_never_worse_and_all_methods_check(
 ) -> None:
     jobs = tuple(Job(f"j{i}", lo, lo + e, float(t), d) for i, (lo, e, d, t) in enumerate(raw))
     inp = al.AllocationInput(jobs, max(j.min_gpus for j in jobs) + extra)
-    results = {m.name: m.run(inp, SolveOptions(time_limit=20)) for m in PROBLEM.methods}
+    results = {m.name: m.run(inp, time_limit=20) for m in PROBLEM.methods}
     for r in results.values():
         PROBLEM.check(inp, r)
     exact = results["exact"]
@@ -129,6 +134,7 @@ def test_exact_is_never_worse_and_all_methods_check(
         if sum(k * j.gpus_per_worker for k, j in zip(ks, jobs, strict=True)) <= inp.capacity
     )
     assert exact.objective == pytest.approx(brute, rel=1e-9)
+    assert exact.objective is not None
     for r in results.values():
         assert r.objective is not None
         assert r.objective >= exact.objective * (1 - 1e-9)
@@ -158,9 +164,10 @@ def test_running_jobs_and_heterogeneous_capacity() -> None:
     assert inp.running == {"r": 4}
     assert [j.id for j in inp.jobs] == ["r", "q"]
     for m in PROBLEM.methods:
-        r = m.run(inp, SolveOptions(time_limit=20))
+        r = m.run(inp, time_limit=20)
         PROBLEM.check(inp, r)
-        assert r.decision()["workers"]["r"] >= 2
+        assert r.decision is not None
+        assert encode(r.decision)["workers"]["r"] >= 2
 
 
 @pytest.mark.parametrize(
@@ -189,15 +196,15 @@ def test_invalid_instances_rejected(params: str, path: str) -> None:
 def test_exact_refuses_large_instances_and_checker_catches_overuse() -> None:
     inp = PROBLEM.parse(load(INSTANCES / "allocation-n40.json"))
     with pytest.raises(InvalidInstanceError, match="allocations to enumerate"):
-        PROBLEM.method("exact").run(inp, SolveOptions())
+        PROBLEM.method("exact").run(inp)
     # 1,000 jobs of 9 choices each (wait, or 1..8 workers): 9^1000 ~ 10^954,
     # beyond float range (found by the paper suite).
     huge = al.AllocationInput(tuple(Job(f"j{i}", 1, 8, 10.0) for i in range(1000)), 64)
     with pytest.raises(InstanceTooLargeError, match=r"~10\^954 allocations"):
-        PROBLEM.method("exact").run(huge, SolveOptions())
+        PROBLEM.method("exact").run(huge)
     small = al.AllocationInput((A2, B2), 8)
-    plan = al.Plan({"A": 6, "B": 6}, ("A", "B"))
-    bad = al.AllocationResult(plan, {}, Status.FEASIBLE, 1.0, 0.0)
+    plan = al.AllocationDecision({"A": 6, "B": 6}, ("A", "B"), {}, 1.0)
+    bad = Solution(Status.FEASIBLE, 1.0, plan)
     with pytest.raises(VerificationError, match="free GPUs"):
         PROBLEM.check(small, bad)
     with pytest.raises(InvalidInstanceError):
@@ -206,9 +213,132 @@ def test_exact_refuses_large_instances_and_checker_catches_overuse() -> None:
 
 def test_generated_quick_suite_and_determinism() -> None:
     for size in PROBLEM.sizes["quick"]:
-        inst = PROBLEM.generate(size, 3)  # type: ignore[misc]
-        assert inst == PROBLEM.generate(size, 3)  # type: ignore[misc]
+        assert PROBLEM.generate is not None
+        inst = PROBLEM.generate(size, 3)
+        assert inst == PROBLEM.generate(size, 3)
         inp = PROBLEM.parse(inst)
-        first = PROBLEM.method(None).run(inp, SolveOptions())
-        assert first.decision() == PROBLEM.method(None).run(inp, SolveOptions()).decision()
+        first = PROBLEM.method(None).run(inp)
+        assert first.decision == PROBLEM.method(None).run(inp).decision
         PROBLEM.check(inp, first)
+
+
+# --------------------------------------------------------------------------- the new API
+
+
+def test_two_phase_returns_a_solution_from_model_objects() -> None:
+    # Aryl Table 4: A (2..3 workers, 100 s) and B (2..6, 20 s) on 8 GPUs; favoring A
+    # gives JCTs 100 and 24 (by hand: B runs 5 workers, 20 * 6 / 5 = 24), average 62.
+    inp = al.AllocationInput((A4, B2), capacity=8)
+    sol = al.two_phase(inp)
+    assert sol.status is Status.FEASIBLE
+    assert sol.objective == pytest.approx(62.0)
+    assert sol.decision is not None
+    assert dict(sol.decision.workers) == {"A": 3, "B": 5}
+    assert dict(sol.decision.jct) == pytest.approx({"A": 100.0, "B": 24.0})
+    # B's phase-two item: 3 extra workers, 60 - 24 = 36 s; A's: 1 extra, 150 - 100 = 50 s
+    assert sol.decision.knapsack_value == pytest.approx(86.0)
+    # each job alone at its maximum: (100 + 20) / 2
+    assert sol.bound == pytest.approx(60.0)
+    assert sol.gap == pytest.approx(2.0 / 60.0)
+    assert sol.seconds >= 0.0
+    PROBLEM.check(inp, sol)
+
+
+def test_exact_returns_a_solution_with_its_count() -> None:
+    sol = al.exact_allocation(al.AllocationInput((A2, B2), 8))
+    assert sol.status is Status.OPTIMAL
+    assert sol.bound == sol.objective
+    assert sol.gap == 0.0
+    assert sol.objective == pytest.approx((63.33 + 20.0) / 2, abs=0.005)  # Table 3 solution 2
+    assert "allocations evaluated" in sol.message
+
+
+def test_encode_keeps_the_old_keys() -> None:
+    inp = al.AllocationInput((A4, B2), 8)
+    assert set(encode(al.two_phase(inp).decision)) == {  # type: ignore[arg-type]
+        "workers",
+        "start_now",
+        "average_jct",
+        "jct",
+        "knapsack_value",
+    }
+    for fn in (al.fifo, al.afs, al.max_elastic, al.exact_allocation):
+        decision = fn(inp).decision
+        assert decision is not None
+        assert set(encode(decision)) == {"workers", "start_now", "average_jct", "jct"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(jobs_st, st.integers(0, 10))
+def test_lower_bound_is_below_the_brute_force_optimum(
+    raw: list[tuple[int, int, int, int]], extra: int
+) -> None:
+    jobs = tuple(Job(f"j{i}", lo, lo + e, float(t), d) for i, (lo, e, d, t) in enumerate(raw))
+    inp = al.AllocationInput(jobs, max(j.min_gpus for j in jobs) + extra)
+    brute = min(
+        _avg(list(jobs), inp.capacity, dict(zip([j.id for j in jobs], ks, strict=True)))
+        for ks in itertools.product(*[[0, *range(j.min_workers, j.max_workers + 1)] for j in jobs])
+        if sum(k * j.gpus_per_worker for k, j in zip(ks, jobs, strict=True)) <= inp.capacity
+    )
+    assert al.lower_bound(inp) <= brute * (1 + 1e-12)
+    for fn in (al.two_phase, al.fifo, al.afs, al.max_elastic):
+        sol = fn(inp)
+        assert sol.bound is not None
+        assert sol.objective is not None
+        assert sol.bound <= brute * (1 + 1e-12) <= sol.objective * (1 + 1e-9)
+
+
+def test_exact_under_a_tiny_time_limit_reports_its_bound_honestly() -> None:
+    jobs = tuple(Job(f"j{i}", 1, 4, 10.0 + 7 * i) for i in range(6))
+    inp = al.AllocationInput(jobs, 12)
+    assert al.allocation_count(inp) > 256
+    full = al.exact_allocation(inp)
+    cut = al.exact_allocation(inp, time_limit=1e-6)
+    assert cut.status is Status.TIME_LIMIT
+    assert cut.objective is not None
+    assert full.objective is not None
+    assert cut.bound is not None
+    assert cut.bound <= full.objective <= cut.objective
+    assert cut.gap is not None
+    assert cut.gap >= 0.0
+    PROBLEM.check(inp, cut)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"jobs": (A2,), "capacity": -1}, "capacity"),
+        ({"jobs": (A2,), "capacity": 2.0}, "capacity"),
+        ({"jobs": ("A",), "capacity": 8}, "jobs[0]"),
+        ({"jobs": (A2, A2), "capacity": 8}, "jobs"),
+        ({"jobs": (A2,), "capacity": 8, "running": {"Z": 2}}, "running"),
+        ({"jobs": (A2,), "capacity": 8, "running": {"A": 7}}, "running.A"),
+        ({"jobs": (B2, A2), "capacity": 1}, "jobs[0].min_workers"),
+        ({"jobs": (A2,), "capacity": 8, "scaling": 0.5}, "scaling"),
+    ],
+)
+def test_bad_constructor_arguments_name_the_field(kwargs: dict[str, object], field: str) -> None:
+    with pytest.raises(InvalidInstanceError) as err:
+        al.AllocationInput(**kwargs)  # type: ignore[arg-type]
+    assert err.value.path == field
+
+
+def test_bad_scaling_names_the_field() -> None:
+    with pytest.raises(InvalidInstanceError) as err:
+        al.Scaling(1.5)
+    assert err.value.path == "exponent"
+
+
+def test_checker_rejects_a_wrong_per_job_jct_and_a_high_bound() -> None:
+    inp = al.AllocationInput((A4, B2), 8)
+    sol = al.two_phase(inp)
+    assert sol.decision is not None
+    lie = al.AllocationDecision(
+        sol.decision.workers, sol.decision.start_now, {"A": 24.0, "B": 100.0}, 62.0
+    )
+    with pytest.raises(VerificationError, match="JCT"):
+        PROBLEM.check(inp, sol.with_(decision=lie))
+    with pytest.raises(VerificationError, match="bound"):
+        PROBLEM.check(inp, sol.with_(bound=70.0))
+    with pytest.raises(VerificationError, match="without a decision"):
+        PROBLEM.check(inp, Solution(Status.INFEASIBLE, None, None))

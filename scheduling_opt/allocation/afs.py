@@ -1,0 +1,74 @@
+"""The AFS baseline of Aryl's allocation (method ``afs``), as Aryl §7.1 implements it.
+
+Base demand first in queue order, then one worker at a time to the job with
+the largest throughput gain per GPU (AFS, Hwang et al., NSDI '21). O(n C)
+for C free GPUs, plus the O(n^2) simulation of the plan.
+"""
+
+from __future__ import annotations
+
+import time
+
+from scheduling_opt.allocation.model import AllocationDecision, AllocationInput, Scaling
+from scheduling_opt.allocation.simulate import solution_of
+from scheduling_opt.model import Job
+from scheduling_opt.solution import Seed, Solution
+
+
+def _throughput_gain(scaling: Scaling, job: Job, k: int) -> float:
+    return (1 / scaling.time(job, k + 1) - 1 / scaling.time(job, k)) / job.gpus_per_worker
+
+
+def afs(
+    inp: AllocationInput, *, seed: Seed = None, time_limit: float | None = None
+) -> Solution[AllocationDecision]:
+    """AFS: base demand first, then worker by worker to the best throughput gain per GPU.
+
+    Queued jobs get their base demand in queue order when it fits; then one
+    worker at a time goes to the job with the largest throughput gain per GPU,
+    throughput being the job's progress rate 1 / T(workers).
+
+    Parameters
+    ----------
+    inp : AllocationInput
+    seed : int, numpy Generator or None
+        Unused.
+    time_limit : float, optional
+        Unused.
+
+    Returns
+    -------
+    Solution[AllocationDecision]
+        Status ``feasible`` with the cheap lower bound.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Job
+    >>> inp = AllocationInput((Job("A", 2, 6, 50.0), Job("B", 2, 6, 20.0)), 8)
+    >>> dict(afs(inp).decision.workers)
+    {'A': 2, 'B': 6}
+
+    References
+    ----------
+    Aryl (EuroSys '22) §7.1; Hwang et al., "Elastic resource sharing for
+    distributed deep learning" (AFS), NSDI '21.
+    """
+    start = time.perf_counter()
+    room, workers, started = inp.capacity, {}, []
+    for job in inp.jobs:
+        base = job.id in inp.running or job.min_gpus <= room
+        if base and job.id not in inp.running:
+            room -= job.min_gpus
+            started.append(job.id)
+        workers[job.id] = job.min_workers if base else 0
+    while True:
+        best: tuple[float, int, Job] | None = None
+        for i, job in enumerate(inp.jobs):
+            k = workers[job.id]
+            if k and k < job.max_workers and job.gpus_per_worker <= room:
+                cand = (-_throughput_gain(inp.scaling, job, k), i, job)
+                best = cand if best is None or cand[:2] < best[:2] else best
+        if best is None:
+            return solution_of(inp, workers, start, started=started)
+        workers[best[2].id] += 1
+        room -= best[2].gpus_per_worker
