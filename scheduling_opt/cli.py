@@ -1,5 +1,10 @@
 """The ``scheduling-opt`` command: solve, validate, generate, list, bench.
 
+Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`; a
+new one (``simulate``) adds its parser in :func:`_build_parser` and its
+branch in :func:`_dispatch`, both marked below. The CLI dispatches through
+:mod:`scheduling_opt.registry` only; it knows no problem.
+
 Exit status: 0 success; 2 bad input of any kind (malformed or inconsistent
 instance, unknown problem or method, bad option), printed as one line on
 stderr; 1 a ``--verify`` failure or an internal error (also one line).
@@ -18,9 +23,9 @@ from typing import Any, NoReturn
 
 from scheduling_opt import __version__
 from scheduling_opt.errors import SchedulingOptError, VerificationError
-from scheduling_opt.instance import dumps, load
-from scheduling_opt.result import Result, SolveOptions
-from scheduling_opt.solvers.registry import Problem, get_problem, problem_names
+from scheduling_opt.io.instance import dumps, load
+from scheduling_opt.registry import Problem, get_problem, problem_names, validate
+from scheduling_opt.solution import DEFAULT_TIME_LIMIT, Solution
 
 PROG = "scheduling-opt"
 EXIT_BAD_INPUT = 2
@@ -71,7 +76,7 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument(
         "--time-limit",
         type=_positive,
-        help="seconds for exact methods (default 60)",
+        help=f"seconds for exact methods (default {DEFAULT_TIME_LIMIT:g})",
     )
 
     validate = sub.add_parser("validate", help="check an instance file; print 'ok'")
@@ -89,6 +94,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="run every method against the exact baselines")
     add_bench_arguments(bench)
+
+    # Further subcommands go here, each from its own module's add_*_arguments
+    # (the ``simulate`` subcommand: scheduling_opt.sim.command), with its
+    # branch in _dispatch.
     return parser
 
 
@@ -96,33 +105,54 @@ def _run_solve(args: argparse.Namespace) -> int:
     instance = load(args.file)
     problem = get_problem(instance.problem)
     method = problem.method(args.method)
-    data = problem.parse(instance)
-    result = method.run(data, SolveOptions(seed=args.seed, time_limit=args.time_limit))
+    inp = problem.parse(instance)
+    solution = method.run(inp, seed=args.seed, time_limit=args.time_limit)
     if args.verify:
-        problem.check(data, result)
-    _print_result(problem, method.name, result, as_json=args.json, verified=args.verify)
+        problem.check(inp, solution)
+    _print_result(problem, method.name, solution, as_json=args.json, verified=args.verify)
     return 0
 
 
-def result_record(problem: str, method: str, result: Result) -> dict[str, Any]:
-    """The JSON object ``solve --json`` prints."""
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def result_record(
+    problem: Problem[Any, Any], method: str, solution: Solution[Any]
+) -> dict[str, Any]:
+    """The record ``solve`` prints: the run's summary, then the decision's keys.
+
+    The keys ``problem``, ``method``, ``status``, ``objective`` and
+    ``seconds`` come first, then the problem's decision keys
+    (``problem.encode``); a decision key never overrides a summary key.
+    """
     record: dict[str, Any] = {
-        "problem": problem,
+        "problem": problem.name,
         "method": method,
-        "status": result.status.value,
-        "objective": result.objective,
-        "seconds": result.seconds,
+        "status": solution.status.value,
+        "objective": solution.objective,
+        "seconds": solution.seconds,
     }
-    for key, value in result.decision().items():
-        record.setdefault(key, value)
+    if solution.decision is not None:
+        for key, value in problem.encode(solution.decision).items():
+            record.setdefault(key, value)
     return record
 
 
 def _print_result(
-    problem: Problem, method: str, result: Result, *, as_json: bool, verified: bool
+    problem: Problem[Any, Any],
+    method: str,
+    solution: Solution[Any],
+    *,
+    as_json: bool,
+    verified: bool,
 ) -> None:
-    record = result_record(problem.name, method, result)
+    record = result_record(problem, method, solution)
     if as_json:
+        # The proven bound and the gap it certifies (null where unknown); the
+        # text output keeps its historical lines.
+        record["bound"] = _finite(solution.bound)
+        record["gap"] = solution.gap
         if verified:
             record["verified"] = True
         print(json.dumps(record, allow_nan=False))
@@ -172,8 +202,6 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "solve":
         return _run_solve(args)
     if args.command == "validate":
-        from scheduling_opt.instance import validate
-
         validate(args.file)
         print("ok")
         return 0
@@ -181,9 +209,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _run_generate(args)
     if args.command == "list":
         return _run_list()
-    from scheduling_opt.bench import run_bench_command
+    if args.command == "bench":
+        from scheduling_opt.bench import run_bench_command
 
-    return run_bench_command(args)
+        return run_bench_command(args)
+    # Further subcommands (``simulate``) dispatch here.
+    raise UsageError(f"unknown command {args.command!r}")
 
 
 def _one_line(error: BaseException) -> str:

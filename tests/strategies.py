@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from scheduling_opt.instance import Instance
+from scheduling_opt.io.instance import Instance
 from scheduling_opt.model import (
     BatchInfo,
     Cluster,

@@ -20,7 +20,7 @@ from scipy.optimize import LinearConstraint
 
 from scheduling_opt.errors import SolverError
 from scheduling_opt.exact import solve_cpsat, solve_milp, solve_pulp
-from scheduling_opt.result import Status
+from scheduling_opt.solution import Status
 
 M, N = 6, 50
 _rng = np.random.default_rng(1)

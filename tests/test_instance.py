@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.instance import dump, dumps, from_dict, load, loads, to_dict
+from scheduling_opt.io.instance import dump, dumps, from_dict, load, loads, to_dict
 
 from .strategies import instances
 

@@ -7,137 +7,56 @@ expected optimum here comes from enumeration, independent of the runner.
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scheduling_opt.bench import Task, build_tasks, run_tasks, summarize, write_outputs
-from scheduling_opt.errors import VerificationError
-from scheduling_opt.instance import Instance
-from scheduling_opt.result import Result, SolveOptions, Status
-from scheduling_opt.solvers import registry
-from scheduling_opt.solvers.registry import Method, Problem
-
-NAME = "toy-knapsack"
-
-
-@dataclass(frozen=True)
-class ToyInput:
-    weights: tuple[int, ...]
-    values: tuple[int, ...]
-    capacity: int
-
-
-@dataclass(frozen=True)
-class ToyResult:
-    status: Status
-    objective: float | None
-    seconds: float
-    chosen: tuple[int, ...]
-
-    def decision(self) -> dict[str, Any]:
-        return {"chosen": list(self.chosen)}
-
-
-def _parse(inst: Instance) -> ToyInput:
-    return ToyInput(tuple(inst.data["weights"]), tuple(inst.data["values"]), inst.data["capacity"])
-
-
-def _brute(d: ToyInput, _: SolveOptions) -> Result:
-    best: tuple[int, tuple[int, ...]] = (0, ())
-    for r in range(len(d.weights) + 1):
-        for combo in itertools.combinations(range(len(d.weights)), r):
-            if sum(d.weights[i] for i in combo) <= d.capacity:
-                best = max(best, (sum(d.values[i] for i in combo), combo))
-    return ToyResult(Status.OPTIMAL, best[0], 0.001, best[1])
-
-
-def _greedy(d: ToyInput, opts: SolveOptions) -> Result:
-    order = sorted(range(len(d.weights)), key=lambda i: -d.values[i] / d.weights[i])
-    used, chosen = 0, []
-    for i in order:
-        if used + d.weights[i] <= d.capacity:
-            used += d.weights[i]
-            chosen.append(i)
-    return ToyResult(Status.FEASIBLE, sum(d.values[i] for i in chosen), 0.0001, tuple(chosen))
-
-
-def _broken(d: ToyInput, _: SolveOptions) -> Result:
-    raise RuntimeError("solver bug")
-
-
-def _liar(d: ToyInput, _: SolveOptions) -> Result:
-    everything = tuple(range(len(d.weights)))
-    return ToyResult(Status.FEASIBLE, sum(d.values), 0.0001, everything)
-
-
-def _check(d: ToyInput, result: Result) -> None:
-    chosen = result.decision()["chosen"]
-    if sum(d.weights[i] for i in chosen) > d.capacity:
-        raise VerificationError("over capacity")
-    if sum(d.values[i] for i in chosen) != result.objective:
-        raise VerificationError("objective mismatch")
-
-
-def _generate(size: str, seed: int) -> Instance:
-    import numpy as np
-
-    n = int(size[1:])
-    rng = np.random.default_rng(seed)
-    weights = rng.integers(1, 20, n).tolist()
-    values = rng.integers(1, 30, n).tolist()
-    return Instance(
-        NAME, data={"weights": weights, "values": values, "capacity": sum(weights) // 2}
-    )
-
-
-TOY = Problem(
-    name=NAME,
-    summary="0-1 knapsack (test toy)",
-    sense="max",
-    parse=_parse,
-    methods=(
-        Method("exact", _brute, exact=True),
-        Method("greedy", _greedy),
-        Method("broken", _broken),
-        Method("liar", _liar),
-    ),
-    default="exact",
-    check=_check,
-    generate=_generate,
-    sizes={"quick": ("n4", "n8")},
+from scheduling_opt.bench import (
+    Row,
+    Task,
+    build_tasks,
+    format_table,
+    run_tasks,
+    summarize,
+    write_outputs,
 )
+from scheduling_opt.registry import Problem
+
+from .toy import NAME, brute_force, fractional_bound, generate, read, registered
+
+FOUR = ["exact", "greedy", "broken", "liar"]
 
 
 @pytest.fixture
-def toy() -> Iterator[Problem]:
-    registry.register(TOY)
-    yield TOY
-    registry._registered.pop(NAME, None)
+def toy() -> Iterator[Problem[Any, Any]]:
+    with registered() as problem:
+        yield problem
 
 
-def test_runner_verifies_every_row_and_reports_failures(toy: Problem, tmp_path: Path) -> None:
+def test_runner_verifies_every_row_and_reports_failures(
+    toy: Problem[Any, Any], tmp_path: Path
+) -> None:
     tasks = build_tasks("quick", [NAME], seeds=3, instances_dir=None)
     assert len(tasks) == 6
-    rows, interrupted = run_tasks(tasks, None, time_limit=5)
+    rows, interrupted = run_tasks(tasks, FOUR, time_limit=5)
     assert not interrupted
     assert len(rows) == 6 * 4
     by_method: dict[str, list[Any]] = {}
     for r in rows:
         by_method.setdefault(r.method, []).append(r)
     assert all(r.verified and not r.error and r.gap == 0 for r in by_method["exact"])
+    assert all(r.at_optimum is True for r in by_method["exact"])
+    # Greedy is at the optimum exactly where its value is the brute-force one.
+    assert all(r.at_optimum is (r.objective == r.optimum) for r in by_method["greedy"])
     assert all(r.verified and r.gap is not None and r.gap >= 0 for r in by_method["greedy"])
     assert all(r.status == "error" and "solver bug" in r.error for r in by_method["broken"])
     assert all(not r.verified and r.error.startswith("check:") for r in by_method["liar"])
     for r in rows:
         # The optimum recorded is the brute-force optimum of that instance.
-        inst = _parse(_generate(r.size, r.seed))
-        assert r.optimum == _brute(inst, SolveOptions()).objective
+        assert r.optimum == brute_force(read(generate(r.size, r.seed)))[0]
 
     summaries = write_outputs(rows, tmp_path, suite="quick", interrupted=False, plots=False)
     with (tmp_path / "results.csv").open() as fh:
@@ -152,7 +71,45 @@ def test_runner_verifies_every_row_and_reports_failures(toy: Problem, tmp_path: 
     assert all(s.runs == 3 and s.speedup is not None for s in greedy)
 
 
-def test_same_seeds_same_results(toy: Problem) -> None:
+def test_rows_carry_the_methods_own_bound_and_certified_gap(
+    toy: Problem[Any, Any], tmp_path: Path
+) -> None:
+    tasks = build_tasks("quick", [NAME], seeds=2, instances_dir=None)
+    rows, _ = run_tasks(tasks, ["exact", "greedy"], time_limit=5)
+    for r in rows:
+        inp = read(generate(r.size, r.seed))
+        optimum = brute_force(inp)[0]
+        if r.method == "exact":
+            # Proven optimal: the bound is the objective, the certified gap 0.
+            assert (r.bound, r.certified_gap) == (optimum, 0.0)
+        else:
+            lp = fractional_bound(inp)  # computed by the toy, not by the runner
+            assert r.bound == pytest.approx(lp)
+            assert r.bound >= optimum >= r.objective  # a maximization's upper bound
+            assert r.certified_gap == pytest.approx((lp - r.objective) / max(lp, 1.0))
+            assert r.certified_gap >= r.gap - 1e-12  # the bound is never tighter than the optimum
+    write_outputs(rows, tmp_path, suite="quick", interrupted=False, plots=False)
+    with (tmp_path / "results.csv").open() as fh:
+        records = list(csv.DictReader(fh))
+    assert {"bound", "certified_gap", "key", "tie_gap", "at_optimum"} <= set(records[0])
+    greedy = next(rec for rec in records if rec["method"] == "greedy")
+    assert float(greedy["bound"]) >= float(greedy["optimum"])
+    payload = json.loads((tmp_path / "results.json").read_text())
+    assert all("bound" in row and "certified_gap" in row for row in payload["rows"])
+    report = (tmp_path / "report.md").read_text()
+    assert "| certified gap % | dominated by |" in report
+
+
+def test_a_bound_beyond_the_proven_optimum_is_a_failed_row(toy: Problem[Any, Any]) -> None:
+    tasks = build_tasks("quick", [NAME], seeds=1, instances_dir=None)
+    rows, _ = run_tasks(tasks, ["exact", "bad-bound"], time_limit=5)
+    bad = [r for r in rows if r.method == "bad-bound"]
+    assert bad
+    assert all(r.verified is True for r in bad)  # the checker accepts the empty answer...
+    assert all("wrong side of the proven optimum" in r.error for r in bad)  # ...not its bound
+
+
+def test_same_seeds_same_results(toy: Problem[Any, Any]) -> None:
     tasks = build_tasks("quick", [NAME], seeds=2, instances_dir=None)
     first, _ = run_tasks(tasks, ["exact", "greedy"], time_limit=5)
     second, _ = run_tasks(tasks, ["exact", "greedy"], time_limit=5)
@@ -161,7 +118,7 @@ def test_same_seeds_same_results(toy: Problem) -> None:
     ]
 
 
-def test_curated_files_are_included(toy: Problem, tmp_path: Path) -> None:
+def test_curated_files_are_included(toy: Problem[Any, Any], tmp_path: Path) -> None:
     doc = {
         "format": "scheduling-opt/v1",
         "problem": NAME,
@@ -183,17 +140,16 @@ def test_curated_files_are_included(toy: Problem, tmp_path: Path) -> None:
     assert [r.objective for r in rows] == [6, 6]
 
 
+def _row(method: str, exact: bool, gap: float | None, seconds: float, size: str = "s") -> Row:
+    return Row("p", size, 0, "i", method, exact, "optimal", 1.0, 1.0, gap, seconds, True, "")
+
+
 def test_summary_math() -> None:
-    from scheduling_opt.bench import Row
-
-    def row(method: str, exact: bool, gap: float | None, seconds: float) -> Row:
-        return Row("p", "s", 0, "i", method, exact, "optimal", 1.0, 1.0, gap, seconds, True, "")
-
     rows = [
-        row("exact", True, 0.0, 2.0),
-        row("exact", True, 0.0, 4.0),
-        row("h", False, 0.1, 0.5),
-        row("h", False, 0.3, 1.5),
+        _row("exact", True, 0.0, 2.0),
+        _row("exact", True, 0.0, 4.0),
+        _row("h", False, 0.1, 0.5),
+        _row("h", False, 0.3, 1.5),
     ]
     (ex, h) = summarize(rows)
     assert ex.median_seconds == 3.0
@@ -204,7 +160,46 @@ def test_summary_math() -> None:
     assert h.speedup == 3.0
 
 
-def test_dask_executor_matches_local_run(toy: Problem) -> None:
+def test_dominated_methods_are_marked_on_a_hand_made_table() -> None:
+    # Size "s" (median ms, mean gap %):
+    #   exact (30, 0)   dp (2, 0)   greedy (1, 5)   slow-bad (50, 10)   tie (2, 0)
+    # dp and tie dominate exact (faster, same gap) and slow-bad; neither dominates
+    # the other (equal on both); greedy is the fastest, so nothing dominates it.
+    # Size "t": only two methods, a trade-off: neither is dominated.
+    rows = [
+        _row("exact", True, 0.0, 0.030),
+        _row("exact", True, 0.0, 0.030),
+        _row("dp", True, 0.0, 0.002),
+        _row("greedy", False, 0.04, 0.001),
+        _row("greedy", False, 0.06, 0.001),
+        _row("slow-bad", False, 0.10, 0.050),
+        _row("tie", False, 0.0, 0.002),
+        _row("fast", False, 0.2, 0.001, size="t"),
+        _row("exact", True, 0.0, 1.0, size="t"),
+    ]
+    marks = {(s.size, s.method): s.dominated_by for s in summarize(rows)}
+    assert marks == {
+        ("s", "exact"): ("dp", "tie"),
+        ("s", "dp"): (),
+        ("s", "greedy"): (),
+        ("s", "slow-bad"): ("exact", "dp", "greedy", "tie"),
+        ("s", "tie"): (),
+        ("t", "fast"): (),
+        ("t", "exact"): (),
+    }
+    table = format_table(summarize(rows), "p")
+    assert "| s | exact | 2 | 0 | 0.00 | 0.00 | - | 30.00 | 1.0x | - | dp, tie |" in table
+    assert "| s | greedy | 2 | 0 | 5.00 | 6.00 | - | 1.00 | 30.0x | - |  |" in table
+
+
+def test_a_method_with_failed_runs_dominates_none() -> None:
+    failed = Row("p", "s", 1, "i", "h", False, "error", None, 1.0, None, None, False, "boom")
+    rows = [_row("exact", True, 0.0, 1.0), _row("h", False, 0.0, 0.5), failed]
+    marks = {s.method: s.dominated_by for s in summarize(rows)}
+    assert marks == {"exact": (), "h": ()}
+
+
+def test_dask_executor_matches_local_run(toy: Problem[Any, Any]) -> None:
     distributed = pytest.importorskip("distributed")
     tasks = build_tasks("quick", [NAME], seeds=2, instances_dir=None)
     local, _ = run_tasks(tasks, ["exact", "greedy"], time_limit=5)
@@ -224,7 +219,7 @@ def test_dask_executor_matches_local_run(toy: Problem) -> None:
     ]
 
 
-def test_ctrl_c_keeps_finished_rows(toy: Problem) -> None:
+def test_ctrl_c_keeps_finished_rows(toy: Problem[Any, Any]) -> None:
     tasks = build_tasks("quick", [NAME], seeds=3, instances_dir=None)
     seen: list[int] = []
 
@@ -237,3 +232,51 @@ def test_ctrl_c_keeps_finished_rows(toy: Problem) -> None:
     assert interrupted
     assert len(rows) == 2
     assert seen == [1, 2]
+
+
+def test_bench_command_end_to_end(
+    toy: Problem[Any, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scheduling_opt.cli import main
+
+    out = tmp_path / "out"
+    argv = ["bench", "--problem", NAME, "--seeds", "2", "--out", str(out), "--quiet"]
+    argv += ["--instances", str(tmp_path), "--method", "exact", "--method", "greedy"]
+    assert main(argv) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert "| speed-up vs exact | certified gap % | dominated by |" in printed
+    assert "8 runs on 4 instances" in printed
+    assert {p.name for p in out.iterdir()} >= {"results.csv", "results.json", "report.md"}
+    # A failed row makes the command exit 1, and the report lists it.
+    assert main([*argv[:-4], "--method", "liar"]) == 1
+    assert "toy-knapsack n4/seed0 liar: check: over capacity" in (out / "report.md").read_text()
+
+
+def test_plots_are_drawn_when_matplotlib_is_installed(
+    toy: Problem[Any, Any], tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    tasks = build_tasks("quick", [NAME], seeds=1, instances_dir=None)
+    rows, _ = run_tasks(tasks, ["exact", "greedy"], time_limit=5)
+    write_outputs(rows, tmp_path, suite="quick", interrupted=False, plots=True)
+    png = tmp_path / f"{NAME}.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plain_progress_bar_without_tqdm(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from scheduling_opt.bench import progress_bar
+
+    assert progress_bar(quiet=True) is None
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm now raises ImportError
+    show = progress_bar(quiet=False)
+    assert show is not None
+    show(1, 4)
+    show(4, 4)
+    err = capsys.readouterr().err
+    assert "[#######.......................] 1/4 instances" in err
+    assert "[##############################] 4/4 instances" in err
+    assert err.endswith("\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def test_missing_file_and_bad_arguments(tmp_path: Path) -> None:
     assert "unknown problem" in one_line_error(run("generate", "nosuch", "--size", "x"))
 
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 FIGURE6 = INSTANCES / "mckp-aryl-figure6.json"
 
 
@@ -97,6 +98,9 @@ def test_solve_json_is_one_object_with_the_documented_keys() -> None:
     # B's 2-worker item (2 GPUs, 30) beat B alone at 4 workers (40) or A + B's 1 (70).
     assert record["objective"] == pytest.approx(80.0)
     assert record["choice"] == [0, 1]
+    # Proven optimal: the bound is the objective and the certified gap zero.
+    assert record["bound"] == pytest.approx(80.0)
+    assert record["gap"] == 0.0
 
 
 def test_solve_default_method_and_table_output() -> None:
@@ -106,6 +110,9 @@ def test_solve_default_method_and_table_output() -> None:
     assert lines["problem"] == "mckp"
     assert lines["status"] in {"optimal", "feasible"}
     assert float(lines["objective"]) == pytest.approx(80.0)
+    # The text output keeps its historical lines: bound and gap are JSON-only.
+    assert "bound" not in lines
+    assert "gap" not in lines
 
 
 def test_unknown_method_lists_the_known_ones() -> None:
@@ -136,7 +143,9 @@ def _huge(doc: dict[str, Any], field: str, value: float) -> dict[str, Any]:
     ("name", "field", "value", "path"),
     [
         # Found by review: each once hung, overflowed or printed NaN deep inside a solver.
-        ("batch-size-example", "processed_samples", 10**30, "processed_samples"),
+        # 10**20: beyond 2**53 yet a literal the JSON reader parses (longer
+        # literals are refused before any path is known: see the next test).
+        ("batch-size-example", "processed_samples", 10**20, "processed_samples"),
         ("batch-size-example", "beta", 1e308, "beta"),
         ("lease-example", "time", 1e12, "jobs[0].deadlines[0].time"),
     ],
@@ -176,7 +185,7 @@ def test_list_names_every_problem() -> None:
     assert proc.returncode == 0
     assert "mckp:" in proc.stdout
     assert "  dp (default, exact)" in proc.stdout
-    from scheduling_opt.solvers.registry import get_problem
+    from scheduling_opt.registry import get_problem
 
     quick = get_problem("mckp").sizes["quick"]
     assert f"  quick sizes: {', '.join(quick)}\n" in proc.stdout  # suite order, not text order
@@ -260,9 +269,14 @@ def test_duplicate_keys_and_huge_integers(
     assert main(["validate", str(write(tmp_path, dup))]) == 2
     assert 'duplicate key "capacity"' in capsys.readouterr().err
     huge = json.loads(FIGURE6.read_text())
-    huge["capacity"] = 10**400  # valid JSON, beyond any float
+    huge["capacity"] = 10**25  # valid JSON, beyond 2**53
     assert main(["validate", str(write(tmp_path, huge))]) == 2
     assert "capacity: must be at most 2**53" in capsys.readouterr().err
+    huge["capacity"] = 10**400  # valid JSON, beyond any float: refused as a literal
+    assert main(["validate", str(write(tmp_path, huge))]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "integer literal of 401 digits" in err
 
 
 def test_bad_command_line_arguments_are_one_line_errors(
@@ -292,3 +306,95 @@ def test_bad_command_line_arguments_are_one_line_errors(
         err = capsys.readouterr().err
         assert err.count("\n") == 1, (argv, err)
         assert expected in err, (argv, err)
+
+
+@pytest.fixture
+def toy_file(tmp_path: Path) -> Iterator[Path]:
+    """A toy knapsack instance, its problem registered in this process."""
+    from tests.bench.toy import registered
+
+    doc = {
+        "format": "scheduling-opt/v1",
+        "problem": "toy-knapsack",
+        # Value/weight: 10/5 = 2, 6/4 = 1.5, 5/5 = 1; capacity 9.
+        "weights": [5, 4, 5],
+        "values": [10, 6, 5],
+        "capacity": 9,
+    }
+    with registered():
+        yield write(tmp_path, doc, "toy.json")
+
+
+def _solve_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    from scheduling_opt.cli import main
+
+    assert main(["solve", *argv, "--json"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    record: dict[str, Any] = json.loads(out)
+    return record
+
+
+def test_solve_json_has_bound_and_gap(toy_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    greedy = _solve_json(capsys, str(toy_file), "--method", "greedy", "--verify")
+    # Greedy takes items 0 and 1 (weight 9, value 16); Dantzig's bound fills the
+    # same two items exactly, so the bound is 16 and the certified gap 0.
+    assert greedy["objective"] == 16.0
+    assert greedy["chosen"] == [0, 1]
+    assert greedy["bound"] == pytest.approx(16.0)
+    assert greedy["gap"] == pytest.approx(0.0)
+    exact = _solve_json(capsys, str(toy_file))
+    assert (exact["status"], exact["objective"], exact["bound"], exact["gap"]) == (
+        "optimal",
+        16.0,
+        16.0,
+        0.0,
+    )
+    assert list(exact)[:5] == ["problem", "method", "status", "objective", "seconds"]
+
+
+def test_solve_json_bound_and_gap_are_null_when_unknown(
+    toy_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "liar" states no bound: bound and gap are null, the other keys stay.
+    record = _solve_json(capsys, str(toy_file), "--method", "liar")
+    assert record["bound"] is None
+    assert record["gap"] is None
+    assert {"problem", "method", "status", "objective", "seconds", "chosen"} <= set(record)
+
+
+def test_solve_json_gap_is_certified_from_the_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.bench.toy import registered
+
+    doc = {
+        "format": "scheduling-opt/v1",
+        "problem": "toy-knapsack",
+        # Greedy by ratio takes item 0 (3/2 = 1.5 > 2/2 = 1), then nothing fits;
+        # Dantzig: item 0 whole + 1/2 of item 1 = 3 + 1 = 4.
+        "weights": [2, 2],
+        "values": [3, 2],
+        "capacity": 3,
+    }
+    with registered():
+        record = _solve_json(capsys, str(write(tmp_path, doc)), "--method", "greedy")
+    assert record["objective"] == 3.0
+    assert record["bound"] == pytest.approx(4.0)
+    assert record["gap"] == pytest.approx((4.0 - 3.0) / 4.0)
+
+
+def test_solve_json_time_limited_exact_states_its_proven_gap() -> None:
+    # 500 on-loan servers: the exact model does not prove the optimum in 0.05 s
+    # on this machine; whatever it returns, its bound and gap must be honest.
+    path = INSTANCES / "reclaim-n500.json"
+    proc = run("solve", str(path), "--method", "exact", "--time-limit", "0.05", "--json")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["status"] in {"time_limit", "optimal"}
+    objective, bound = record["objective"], record["bound"]
+    assert bound is not None
+    assert bound <= objective + 1e-9  # a lower bound of a minimization
+    assert record["gap"] == pytest.approx(abs(objective - bound) / max(abs(bound), 1.0))
+    if record["status"] == "optimal":
+        assert record["gap"] == 0.0
