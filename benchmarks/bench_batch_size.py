@@ -1,6 +1,6 @@
-"""ONES benchmark: gap to exact vs generations, and generations per second.
+"""ONES benchmark (``batch-size``): gap to exact vs generations, and generations per second.
 
-Run: ``python benchmarks/bench_evolution.py [--seeds 5] [--repeats 5]``.
+Run: ``python benchmarks/bench_batch_size.py [--seeds 5] [--repeats 5]``.
 Prints markdown tables:
 
 1. the exact baseline per size (CP-SAT with the cross-node penalty; status,
@@ -8,7 +8,8 @@ Prints markdown tables:
 2. the gap of ``ones`` to exact, (F_ones - F_exact) / F_exact in %, after
    0..300 generations, median and max over the same seeds (instance seed =
    search seed), for G_0 random (the paper) and G_0 with the greedy schedule
-   (the default), and the gap of ``greedy``;
+   (the default), and the gap of ``greedy``; plus the certified gap of
+   ``ones`` (to the relaxation bound it reports, no exact run needed);
 3. the gap after 100 generations from a random G_0 for mutation rates
    theta = 0, 0.02, 0.05, 0.1 (median / max over the seeds);
 4. generations per second at 8, 16 and 64 GPUs with population = GPUs
@@ -22,44 +23,43 @@ import dataclasses
 import statistics
 import time
 
-from scheduling_opt.solvers import evolution as ev
-from scheduling_opt.solvers.ones_exact import solve_exact
-from scheduling_opt.solvers.ones_problem import BatchSizeInput, objective
-from scheduling_opt.solvers.ones_search import greedy, ones_step
+from scheduling_opt.batch_size import BatchSizeInput, exact, greedy, ones_step
+from scheduling_opt.batch_size.io import generate, read
+from scheduling_opt.solution import DEFAULT_TIME_LIMIT
 
 SIZES = ("g8", "g16", "g64")
 GENERATIONS = (0, 10, 30, 100, 300)
 
 
-def gap(found: float, exact: float) -> float:
+def gap(found: float | None, best: float) -> float:
+    assert found is not None
     # round(...) + 0.0: CP-SAT's integer-scaled costs can leave "exact" 1e-7
     # above a heuristic; print that as 0.000, not -0.000.
-    return round(100.0 * (found - exact) / exact, 3) + 0.0
+    return round(100.0 * (found - best) / best, 3) + 0.0
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
     ap.add_argument("--sizes", nargs="*", default=list(SIZES))
     args = ap.parse_args()
 
     problems: dict[tuple[str, int], BatchSizeInput] = {}
-    exact: dict[tuple[str, int], float] = {}
+    best: dict[tuple[str, int], float] = {}
     print("| size | GPUs / servers / jobs | exact status (all seeds) | exact s (median) |")
     print("|---|---|---|---|")
     for size in args.sizes:
         statuses, times = [], []
         for seed in range(args.seeds):
-            p = ev.PROBLEM.parse(ev.generate(size, seed))
+            p = read(generate(size, seed))
             problems[size, seed] = p
-            start = time.perf_counter()
-            r = solve_exact(p, args.time_limit, seed)
-            times.append(time.perf_counter() - start)
+            r = exact(p, seed=seed, time_limit=args.time_limit)
+            times.append(r.seconds)
             statuses.append(r.status.value)
             assert r.objective is not None
-            exact[size, seed] = r.objective
+            best[size, seed] = r.objective
         p = problems[size, 0]
         print(
             f"| {size} | {p.n_gpus} / {p.n_nodes} / {p.n_jobs} | "
@@ -67,26 +67,28 @@ def main() -> None:
         )
     print()
     head = " | ".join(f"{g} gen" for g in GENERATIONS)
-    print(f"| size | G_0 | greedy | {head} |")
-    print("|---|---|---|" + "---|" * len(GENERATIONS))
+    print(f"| size | G_0 | greedy | {head} | certified (100 gen) |")
+    print("|---|---|---|" + "---|" * (len(GENERATIONS) + 1))
     for size in args.sizes:
         for start_greedy in (False, True):
-            cells = []
-            greedy_gaps = []
+            cells, greedy_gaps, certified = [], [], []
             for gens in GENERATIONS:
                 gaps = []
                 for seed in range(args.seeds):
                     p = problems[size, seed]
                     cfg = dataclasses.replace(p.config, greedy_start=start_greedy)
                     step = ones_step(p, None, seed=seed, generations=gens, config=cfg)
-                    gaps.append(gap(step.objective, exact[size, seed]))
+                    gaps.append(gap(step.objective, best[size, seed]))
+                    if gens == 100:
+                        assert step.gap is not None
+                        certified.append(100.0 * step.gap)
                     if gens == 0:
-                        g = float(objective(p, greedy(p)[None, :])[0])
-                        greedy_gaps.append(gap(g, exact[size, seed]))
+                        greedy_gaps.append(gap(greedy(p).objective, best[size, seed]))
                 cells.append(f"{statistics.median(gaps):.3f} / {max(gaps):.3f}")
             label = "greedy + random" if start_greedy else "random (paper)"
             gr = f"{statistics.median(greedy_gaps):.3f} / {max(greedy_gaps):.3f}"
-            print(f"| {size} | {label} | {gr} | {' | '.join(cells)} |")
+            cert = f"{statistics.median(certified):.3f} / {max(certified):.3f}"
+            print(f"| {size} | {label} | {gr} | {' | '.join(cells)} | {cert} |")
     print()
     thetas = (0.0, 0.02, 0.05, 0.1)
     print(f"| size | {' | '.join(f'theta = {r}' for r in thetas)} |")
@@ -99,7 +101,7 @@ def main() -> None:
                 p = problems[size, seed]
                 cfg = dataclasses.replace(p.config, mutation_rate=rate, greedy_start=False)
                 step = ones_step(p, None, seed=seed, generations=100, config=cfg)
-                gaps.append(gap(step.objective, exact[size, seed]))
+                gaps.append(gap(step.objective, best[size, seed]))
             cells.append(f"{statistics.median(gaps):.3f} / {max(gaps):.3f}")
         print(f"| {size} | {' | '.join(cells)} |")
     print()
@@ -112,8 +114,9 @@ def main() -> None:
         rates = []
         for rep in range(args.repeats):
             start = time.perf_counter()
-            step = ones_step(p, None, seed=rep, generations=100, config=cfg)
-            rates.append(step.generations / (time.perf_counter() - start))
+            sol = ones_step(p, None, seed=rep, generations=100, config=cfg)
+            assert sol.decision is not None
+            rates.append(sol.decision.generations / (time.perf_counter() - start))
         print(
             f"| {size} | {cfg.population} | {statistics.median(rates):.0f} | "
             f"{min(rates):.0f} | {max(rates):.0f} |"

@@ -25,19 +25,49 @@ def _clamp(value: int, cap: int | None) -> int:
 
 
 def start_limit(initial_batch: int, max_local_batch: int) -> int:
-    """Start: until warm-up ends, the job's batch must fit one GPU."""
+    """Start: until warm-up ends, the job's batch must fit one GPU.
+
+    Examples
+    --------
+    >>> start_limit(512, 128)
+    128
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.3.2 (Start).
+    """
     if initial_batch < 1 or max_local_batch < 1:
         raise InvalidInstanceError("batch", "batch sizes must be >= 1")
     return min(initial_batch, max_local_batch)
 
 
 def resume_limit(limit: int, rejected: bool) -> int:
-    """Resume: a waiting job keeps its limit, halved each time it is rejected."""
+    """Resume: a waiting job keeps its limit, halved each time it is rejected.
+
+    Examples
+    --------
+    >>> resume_limit(64, rejected=True), resume_limit(64, rejected=False)
+    (32, 64)
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.3.2 (Resume).
+    """
     return max(1, limit // 2) if rejected else limit
 
 
 def scale_up(limit: int, cap: int | None = None) -> int:
-    """Scale-up: after an epoch a running job may double its limit, R' = 2R."""
+    """Scale-up: after an epoch a running job may double its limit, R' = 2R.
+
+    Examples
+    --------
+    >>> scale_up(64), scale_up(64, cap=100)
+    (128, 100)
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.3.2 (Scale-up).
+    """
     return _clamp(2 * limit, cap)
 
 
@@ -46,6 +76,20 @@ def scale_down(limit: int, processed_time: float, sigma: float, cap: int | None 
 
     ``sigma``: ONES suggests the average job arrival rate, so jobs running
     longer than the mean inter-arrival time 1/sigma stop growing and shrink.
+
+    Raises
+    ------
+    InvalidInstanceError
+        A negative or non-finite ``sigma`` or ``processed_time``.
+
+    Examples
+    --------
+    >>> scale_down(64, 0.0, 0.01), scale_down(64, 50.0, 0.01), scale_down(64, 150.0, 0.01)
+    (128, 64, 43)
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.3.2 (Scale-down).
     """
     if sigma < 0 or processed_time < 0 or not math.isfinite(sigma * processed_time):
         raise InvalidInstanceError("sigma", "sigma and processed_time must be finite and >= 0")
@@ -53,5 +97,15 @@ def scale_down(limit: int, processed_time: float, sigma: float, cap: int | None 
 
 
 def after_epoch(limit: int, processed_time: float, sigma: float, cap: int | None = None) -> int:
-    """The epoch-end limit of a running job: scale-down's rule (2R when sigma T = 0)."""
+    """The epoch-end limit of a running job: scale-down's rule (2R when sigma T = 0).
+
+    Examples
+    --------
+    >>> after_epoch(3, 1e6, 1.0)
+    1
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.3.2.
+    """
     return scale_down(limit, processed_time, sigma, cap)

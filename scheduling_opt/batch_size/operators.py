@@ -1,22 +1,21 @@
-"""ONES online evolutionary search over GPU -> job genomes (ONES §3.2.2, Fig. 5).
+"""The ONES genetic operators over GPU -> job genomes (ONES §3.2.2, Figures 7-10).
 
-A population of K genomes ``genes[k, g]`` (job index or -1 for idle; local
-batches are decoded: each job's best batch for its GPU count, split evenly)
-evolves by refresh, uniform crossover, uniform mutation, reorder and a
-best-fit repacking; the K best of parents and offspring survive, scored with Eq. (8) on progress
-sampled once per generation (Algorithm 1). The step function is pure: the
-previous population and the new job states go in, the best schedule and the
-new population come out.
+A genome ``genes[g]`` is the job index on GPU g (-1 idle); a population is
+a (K, G) array. Operators: fill (Figure 7, greedy by utilization gain, and
+its random variant for mutation), uniform crossover (Figure 8), uniform
+mutation (Figure 9), reorder (Figure 10), best-fit repacking, trim and
+selection; refresh of a previous population is
+:mod:`~scheduling_opt.batch_size.refresh`, the search loop
+:mod:`~scheduling_opt.batch_size.search`.
 
-Per generation: O(K G log G + K J) numpy work for about 5K candidates, a few
-vectorized fill rounds, and two O(J * servers) Python repacks.
-
-Choices where the paper is vague (docs/evolution.md): refresh runs once per
-step on the whole population (job states do not change within a step) and its
-fill phase, the greedy by utilization gain of Figure 7, also repairs the
-offspring of every generation; parents compete with offspring (elitism); the
-returned schedule is the best under the mean progress ever seen in the step,
-since sampled scores are noisy, and it stays in the returned population.
+Every operator keeps every job within its cap, so every genome is a valid
+schedule. Fill gives a GPU only to a job whose taking it lowers F, and
+:func:`trim` frees GPUs whose release lowers F: with the default penalties
+neither ever leaves a GPU idle that a job below its cap could use, and
+with penalties set by the user (``BatchSizeInput.may_idle``) the search can
+reach schedules that leave GPUs idle or jobs waiting on purpose. Costs:
+fill O(G) rounds of O(K (G + J)) numpy work (batched: a few rounds), the
+others O(K G log G) or O(J * servers) per genome.
 """
 
 from __future__ import annotations
@@ -27,18 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from scheduling_opt.solvers.ones_problem import (
-    BatchSizeInput,
-    OnesConfig,
-    counts,
-    local_batches,
-    objective,
-    objectives,
-)
-from scheduling_opt.solvers.ones_progress import remaining_work, sample_progress
-
-#: Rows per generation repacked by best-fit decreasing (:func:`pack`).
-PACKED_PER_GENERATION = 2
+from scheduling_opt.batch_size.evaluate import counts, objective, objectives
+from scheduling_opt.batch_size.model import BatchSizeInput
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -56,17 +45,6 @@ class Population:
     job_ids: tuple[str, ...]
     genes: IntArray
     local: IntArray
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class StepResult:
-    """The best schedule of a step (genes, local batches, F) and the new population."""
-
-    genes: IntArray
-    local: IntArray
-    objective: float
-    population: Population
-    generations: int
 
 
 # --------------------------------------------------------------------------- helpers
@@ -88,16 +66,16 @@ def cap_to(genes: IntArray, caps: IntArray) -> IntArray:
     return np.where(drop, -1, genes)
 
 
-def repair(problem: BatchSizeInput, genes: IntArray) -> IntArray:
+def repair(inp: BatchSizeInput, genes: IntArray) -> IntArray:
     """Enforce c_j <= cap_j (batch limit R_j, max workers): extra GPUs go idle."""
-    if problem.n_jobs == 0:
+    if inp.n_jobs == 0:
         return np.full_like(genes, -1)
-    caps = np.broadcast_to(problem.max_gpus, (genes.shape[0], problem.n_jobs))
+    caps = np.broadcast_to(inp.max_gpus, (genes.shape[0], inp.n_jobs))
     return cap_to(genes, np.asarray(caps))
 
 
 def _scores(
-    problem: BatchSizeInput,
+    inp: BatchSizeInput,
     c: IntArray,
     spread: IntArray,
     elig: BoolArray,
@@ -108,24 +86,53 @@ def _scores(
 
     Greedy: the drop of F (a waiting job's penalty, else minus its utilization
     increase). Random: uniform, plus 1 for waiting jobs (Figure 9 resumes Job 4).
+    When leaving a GPU idle can pay (``inp.may_idle``), a job is eligible only
+    if taking the GPU lowers F (the drop plus the idle penalty is > 0), or if
+    taking a few more GPUs would (:func:`_pays`: a job whose first GPU costs
+    more than an idle one may still pay off on four).
     """
+    if inp.may_idle:
+        j = np.arange(inp.n_jobs)
+        elig = elig & ((_gain(inp, c, spread, work) + inp.idle > 0) | _pays(inp, work)[j, c])
     if rng is not None:
         return np.where(elig, rng.random(c.shape) + (c == 0), -np.inf)
-    j = np.arange(problem.n_jobs)
-    width = problem.cost.shape[1]
-    now = problem.cost[j, c, spread] * work
-    after = problem.cost[j, np.minimum(c + 1, width - 1), np.where(c == 0, 0, spread)] * work
-    gain = np.where(c == 0, problem.wait_penalty, now) - after
-    return np.asarray(np.where(elig, gain, -np.inf), dtype=np.float64)
+    return np.asarray(np.where(elig, _gain(inp, c, spread, work), -np.inf), dtype=np.float64)
+
+
+def _pays(inp: BatchSizeInput, work: FloatArray) -> BoolArray:
+    """``[j, c]``: whether growing job j from c GPUs to some c' <= cap_j lowers F.
+
+    u_j(c) - u_j(c') + (c' - c) idle (+ wait when c = 0) > 0 for some c' > c,
+    with the packed costs (placement ignored); a suffix maximum, O(J * cap).
+    """
+    u = inp.cost[:, :, 0] * work[:, None]
+    c = np.arange(u.shape[1])
+    with np.errstate(invalid="ignore"):
+        later = np.where(np.isfinite(u), c * inp.idle - u, -np.inf)
+    best = np.maximum.accumulate(later[:, ::-1], axis=1)[:, ::-1]
+    after = np.concatenate([best[:, 1:], np.full((u.shape[0], 1), -np.inf)], axis=1)
+    here = np.where(np.isfinite(u), u - c * inp.idle + inp.wait * (c == 0), -np.inf)
+    return np.asarray(here + after > 0)
+
+
+def _gain(inp: BatchSizeInput, c: IntArray, spread: IntArray, work: FloatArray) -> FloatArray:
+    j = np.arange(inp.n_jobs)
+    width = inp.cost.shape[1]
+    with np.errstate(invalid="ignore"):
+        now = inp.cost[j, c, spread] * work
+        after = inp.cost[j, np.minimum(c + 1, width - 1), np.where(c == 0, 0, spread)] * work
+        gain = np.where(c == 0, inp.wait, now) - after
+    return np.asarray(gain, dtype=np.float64)
 
 
 def fill(
-    problem: BatchSizeInput,
+    inp: BatchSizeInput,
     genes: IntArray,
     work: FloatArray,
     rng: np.random.Generator | None = None,
     banned: BoolArray | None = None,
     batched: bool = False,
+    deadline: float | None = None,
 ) -> IntArray:
     """Give idle GPUs to jobs below their cap (refresh step 4, Figure 7).
 
@@ -137,14 +144,16 @@ def fill(
     the server with most idle GPUs. ``batched``: per round the i-th idle GPU
     of a row goes to its i-th best job (each job one GPU per round): a few
     rounds instead of one per idle GPU, for the search's offspring.
+    ``deadline`` (a ``time.perf_counter()`` value): stop filling once past
+    it (every genome stays a valid schedule, with more idle GPUs).
     """
     out = np.array(genes, dtype=np.int64, copy=True)
-    n = problem.n_jobs
+    n = inp.n_jobs
     rows = np.flatnonzero((out < 0).any(axis=1))
     if n == 0 or not len(rows):
         return out
-    nodes = problem.node_of
-    onehot = np.eye(problem.n_nodes)[nodes]
+    nodes = inp.node_of
+    n_nodes = inp.n_nodes
     sub = out[rows]
     r = len(rows)
     # Counts and the server-index sums behind the spread flag (see counts()),
@@ -156,29 +165,42 @@ def fill(
     s2 = np.bincount(slot, weights=node**2, minlength=r * (n + 1)).reshape(r, n + 1)[:, 1:].copy()
     allowed = np.ones((r, n), bool) if banned is None else ~banned[rows]
     active = np.arange(r)
-    for _ in range(problem.n_gpus):
-        elig = (c[active] < problem.max_gpus) & allowed[active]
+    for _ in range(inp.n_gpus):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        elig = (c[active] < inp.max_gpus) & allowed[active]
         active = active[elig.any(axis=1) & (sub[active] < 0).any(axis=1)]
         if not len(active):
             break
         ca = c[active]
-        elig = (ca < problem.max_gpus) & allowed[active]
+        elig = (ca < inp.max_gpus) & allowed[active]
         spread = (ca * s2[active] - s1[active] ** 2 > 0.5).astype(np.int64)
-        score = _scores(problem, ca, spread, elig, work, rng)
+        score = _scores(inp, ca, spread, elig, work, rng)
+        if inp.may_idle:
+            # A row where no job gains from a GPU keeps its idle GPUs for good.
+            keep = np.isfinite(score).any(axis=1)
+            active, score = active[keep], score[keep]
+            if not len(active):
+                break
         rowsub = sub[active]
         idle = rowsub < 0
         if batched:
             ranked = np.argsort(-score, axis=1, kind="stable")
             nth = np.cumsum(idle, axis=1) - 1
-            take = idle & (nth < elig.sum(axis=1)[:, None])
+            take = idle & (nth < np.isfinite(score).sum(axis=1)[:, None])
             a, gpu = np.nonzero(take)
             pick = ranked[a, nth[a, gpu]]
             act = active[a]
         else:
             pick = np.argmax(score, axis=1)
-            present = ((rowsub == pick[:, None]).astype(np.float64) @ onehot) > 0
-            free = idle.astype(np.float64) @ onehot
-            pref = idle * (1.0 + 2.0 * present[:, nodes] + free[:, nodes] / (problem.n_gpus + 1))
+            # Per (row, server): does the job have a GPU there, how many are idle
+            # (bincounts, not a (G x servers) one-hot matrix: 4096 GPUs on 1024 servers).
+            at = (np.arange(len(active))[:, None] * n_nodes + nodes[None, :]).ravel()
+            size = len(active) * n_nodes
+            mine = (rowsub == pick[:, None]).ravel()
+            present = (np.bincount(at, weights=mine, minlength=size) > 0).reshape(-1, n_nodes)
+            free = np.bincount(at, weights=idle.ravel(), minlength=size).reshape(-1, n_nodes)
+            pref = idle * (1.0 + 2.0 * present[:, nodes] + free[:, nodes] / (inp.n_gpus + 1))
             gpu = np.argmax(pref, axis=1)
             act = active
         sub[act, gpu] = pick
@@ -206,12 +228,13 @@ def crossover(genes: IntArray, pairs: int, rng: np.random.Generator) -> IntArray
 
 
 def mutate(
-    problem: BatchSizeInput,
+    inp: BatchSizeInput,
     genes: IntArray,
     count: int,
     rate: float,
     work: FloatArray,
     rng: np.random.Generator,
+    deadline: float | None = None,
 ) -> IntArray:
     """Uniform mutation (Figure 9): in ``count`` random rows, preempt each worker w.p. rate.
 
@@ -219,7 +242,7 @@ def mutate(
     waiting jobs first (Figure 9: two workers replaced by a waiting job);
     a GPU no other job can take is filled greedily.
     """
-    k, n, g = genes.shape[0], problem.n_jobs, problem.n_gpus
+    k, n, g = genes.shape[0], inp.n_jobs, inp.n_gpus
     rows = genes[rng.integers(0, k, count)]
     if n == 0 or g == 0:
         return rows
@@ -229,18 +252,18 @@ def mutate(
     banned = np.zeros((count, n + 1), bool)
     banned[np.broadcast_to(np.arange(count)[:, None], (count, g))[hit], rows[hit] + 1] = True
     freed = np.where(hit, -1, rows)
-    mixed = fill(problem, freed, work, rng, banned=banned[:, 1:], batched=True)
-    return fill(problem, mixed, work, batched=True)
+    mixed = fill(inp, freed, work, rng, banned=banned[:, 1:], batched=True, deadline=deadline)
+    return trim(inp, fill(inp, mixed, work, batched=True, deadline=deadline), deadline)
 
 
-def reorder(problem: BatchSizeInput, genes: IntArray) -> IntArray:
+def reorder(inp: BatchSizeInput, genes: IntArray) -> IntArray:
     """Reorder (Figure 10): pack each job's GPUs contiguously, server by server.
 
     Jobs keep the order of their first GPU; GPUs are numbered server by
     server, so contiguous runs use as few servers as the order allows.
     """
     k, g = genes.shape
-    n = problem.n_jobs
+    n = inp.n_jobs
     first = np.full((k, n + 1), g, np.int64)
     rows = np.broadcast_to(np.arange(k)[:, None], (k, g))
     np.minimum.at(first, (rows, genes + 1), np.broadcast_to(np.arange(g), (k, g)))
@@ -250,7 +273,7 @@ def reorder(problem: BatchSizeInput, genes: IntArray) -> IntArray:
     return np.take_along_axis(genes, order, axis=1)
 
 
-def pack(problem: BatchSizeInput, genes: IntArray) -> IntArray:
+def pack(inp: BatchSizeInput, genes: IntArray) -> IntArray:
     """Best-fit decreasing repacking of one genome's GPU counts onto the servers.
 
     The largest job first, into the server with the least room that still
@@ -260,8 +283,8 @@ def pack(problem: BatchSizeInput, genes: IntArray) -> IntArray:
     that one server would hold); O(J log J + J servers) in Python, so the
     search applies it to a few rows per generation only.
     """
-    c = np.bincount(genes[genes >= 0], minlength=problem.n_jobs).tolist()
-    free = [int(v) for v in problem.node_sizes]
+    c = np.bincount(genes[genes >= 0], minlength=inp.n_jobs).tolist()
+    free = [int(v) for v in inp.node_sizes]
     placed: list[list[int]] = [[] for _ in free]
     for j in sorted((j for j in range(len(c)) if c[j]), key=lambda j: (-c[j], j)):
         need = c[j]
@@ -278,105 +301,86 @@ def pack(problem: BatchSizeInput, genes: IntArray) -> IntArray:
             need -= take
             if not need:
                 break
-    out = np.full(problem.n_gpus, -1, np.int64)
+    out = np.full(inp.n_gpus, -1, np.int64)
     at = 0
-    for n, size in enumerate(problem.node_sizes):
+    for n, size in enumerate(inp.node_sizes):
         out[at : at + len(placed[n])] = placed[n]
         at += int(size)
     return out
 
 
+def trim(inp: BatchSizeInput, genes: IntArray, deadline: float | None = None) -> IntArray:
+    """Free GPUs whose release lowers F, the most-lowering first (the inverse of fill).
+
+    A job j with c_j GPUs gives up one (its highest-numbered) when
+    u_j(c_j - 1) - u_j(c_j) + idle_penalty (+ wait_penalty if it then
+    waits) < 0, with the spread flag kept (dropped when one GPU is left).
+    With the default penalties no release ever lowers F and the genomes come
+    back unchanged (checked in O(1): ``inp.may_idle`` is False). Stops
+    early past ``deadline`` (every genome stays valid).
+    """
+    out = np.array(genes, dtype=np.int64, copy=True)
+    if not inp.may_idle or inp.n_jobs == 0:
+        return out
+    j = np.arange(inp.n_jobs)
+    active = np.arange(out.shape[0])
+    for _ in range(inp.n_gpus):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        c, spread = counts(inp, out[active])
+        with np.errstate(invalid="ignore"):
+            now = inp.cost[j, c, spread] * inp.work
+            less = np.maximum(c - 1, 0)
+            before = inp.cost[j, less, np.where(less <= 1, 0, spread)] * inp.work
+            delta = before - now + inp.idle + inp.wait * (c == 1)
+        delta = np.where(c > 0, delta, np.inf)
+        pick = np.argmin(delta, axis=1)
+        lowers = delta[np.arange(len(active)), pick] < 0
+        active, pick = active[lowers], pick[lowers]
+        if not len(active):
+            break
+        mine = out[active] == pick[:, None]
+        last = inp.n_gpus - 1 - np.argmax(mine[:, ::-1], axis=1)
+        out[active, last] = -1
+    return out
+
+
+def greedy_genes(inp: BatchSizeInput, deadline: float | None = None) -> IntArray:
+    """The greedy schedule: fill from an empty cluster, trim, best of as-is, reorder, pack.
+
+    O(G) fill rounds of O(G + J) numpy work plus one O(J * servers) repack;
+    the fill stops early past ``deadline`` (a ``time.perf_counter()`` value).
+    """
+    empty = np.full((1, inp.n_gpus), -1, np.int64)
+    filled = trim(inp, fill(inp, empty, inp.work, deadline=deadline), deadline)
+    both = np.concatenate([filled, reorder(inp, filled), pack(inp, filled[0])[None, :]])
+    return np.asarray(both[int(np.argmin(objective(inp, both)))], dtype=np.int64)
+
+
 def initial_population(
-    problem: BatchSizeInput,
+    inp: BatchSizeInput,
     size: int,
     work: FloatArray,
     rng: np.random.Generator,
     greedy_start: bool = False,
+    deadline: float | None = None,
 ) -> IntArray:
     """G_0: a random job on every GPU, repaired to the caps, idle GPUs filled.
 
-    ``greedy_start``: the first member is the :func:`greedy` schedule.
+    ``greedy_start``: the first member is the :func:`greedy_genes` schedule.
     """
-    g = problem.n_gpus
-    if problem.n_jobs == 0:
+    g = inp.n_gpus
+    if inp.n_jobs == 0:
         return np.full((size, g), -1, np.int64)
-    genes = fill(problem, repair(problem, rng.integers(0, problem.n_jobs, (size, g))), work)
+    genes = rng.integers(0, inp.n_jobs, (size, g))
+    genes = trim(inp, fill(inp, repair(inp, genes), work, deadline=deadline), deadline)
     if greedy_start:
-        genes[0] = greedy(problem)
+        genes[0] = greedy_genes(inp, deadline)
     return genes
 
 
-def scale_to_limits(problem: BatchSizeInput, genes: IntArray, batch: FloatArray) -> IntArray:
-    """Refresh (2): a job whose batch ``batch[k, j]`` exceeds R_j keeps floor(R c / B) GPUs.
-
-    At least one GPU (R >= 1 fits one GPU); never more than the job's cap.
-    """
-    c, _ = counts(problem, genes)
-    limit = problem.limit[None, :].astype(np.float64)
-    shrunk = np.maximum(1, np.floor(limit * c / np.maximum(batch, 1)))
-    target = np.where(batch > limit, shrunk, c).astype(np.int64)
-    return cap_to(genes, np.minimum(target, problem.max_gpus))
-
-
-def admit(problem: BatchSizeInput, genes: IntArray, new: list[int]) -> IntArray:
-    """Refresh (3): each job of ``new`` gets one GPU in every row.
-
-    An idle GPU if any (the lowest index), else the tail GPU of the running
-    job with the largest processed time (§3.2.2: take GPUs from the jobs with
-    the largest T_processed); jobs of ``new`` are never donors. Needs
-    ``len(new) <= GPUs``.
-    """
-    out = np.array(genes, dtype=np.int64, copy=True)
-    n = problem.n_jobs
-    if not new:
-        return out
-    if len(new) > problem.n_gpus:
-        raise ValueError(f"cannot admit {len(new)} jobs on {problem.n_gpus} GPUs")
-    is_new = np.zeros(n + 1, bool)
-    is_new[np.asarray(new) + 1] = True
-    order = np.argsort(-problem.processed_time, kind="stable")
-    rank = np.empty(n + 1, np.int64)
-    rank[order + 1] = np.arange(n)
-    rank[0] = -1  # idle GPUs first
-    for row in out:
-        for j in new:
-            if (row == j).any():
-                continue
-            key = np.where(is_new[row + 1], n + 1, rank[row + 1])
-            best = np.flatnonzero(key == key.min())
-            row[best[0] if key.min() < 0 else best[-1]] = j
-    return out
-
-
-def refresh(problem: BatchSizeInput, population: Population, work: FloatArray) -> IntArray:
-    """Refresh (§3.2.2) a previous population onto the new job states.
-
-    (1) GPUs of finished jobs (absent from ``problem``) go idle;
-    (2) :func:`scale_to_limits` with each job's last global batch;
-    (3) :func:`admit` the new jobs (absent from the population), earliest
-    submitted first, at most one per GPU; (4) idle GPUs are filled greedily
-    by utilization gain (Figure 7).
-    """
-    old = {name: i for i, name in enumerate(problem.job_ids)}
-    remap = np.array([old.get(name, -1) for name in population.job_ids] + [-1], np.int64)
-    genes = remap[np.where(population.genes >= 0, population.genes, len(remap) - 1)]
-    k, n = genes.shape[0], problem.n_jobs
-    if n == 0:
-        return np.full_like(genes, -1)
-    slot = (genes + 1 + (n + 1) * np.arange(k)[:, None]).ravel()
-    prev = np.bincount(slot, weights=population.local.ravel(), minlength=k * (n + 1))
-    batch = np.asarray(prev, dtype=np.float64).reshape(k, n + 1)[:, 1:]
-    genes = scale_to_limits(problem, genes, batch)
-    known = set(population.job_ids)
-    new = sorted(
-        (j for j, name in enumerate(problem.job_ids) if name not in known),
-        key=lambda j: (problem.submit_time[j], j),
-    )[: problem.n_gpus]
-    return fill(problem, admit(problem, genes, new), work)
-
-
 def select(
-    problem: BatchSizeInput, candidates: IntArray, size: int, work: FloatArray
+    inp: BatchSizeInput, candidates: IntArray, size: int, work: FloatArray
 ) -> tuple[IntArray, FloatArray]:
     """The ``size`` best candidates under ``work``, one per distinct mean F.
 
@@ -384,100 +388,10 @@ def select(
     are almost always the same GPU counts in another GPU order; keeping one
     of them keeps the population diverse (and is cheaper than comparing rows).
     """
-    score, mean = objectives(problem, candidates, [work, problem.work])
+    score, mean = objectives(inp, candidates, [work, inp.work])
     _, first = np.unique(np.round(mean, 9), return_index=True)
     order = first[np.argsort(score[first], kind="stable")]
     if len(order) < size:  # too few distinct schedules: repeat the best ones
         order = np.resize(order, size)
     chosen = order[:size]
     return candidates[chosen], mean[chosen]
-
-
-# --------------------------------------------------------------------------- the step
-
-
-def _work(problem: BatchSizeInput, rng: np.random.Generator, sample: bool) -> FloatArray:
-    if not sample or problem.n_jobs == 0:
-        return problem.work
-    rho = sample_progress(problem.alpha, problem.beta, rng)
-    return remaining_work(problem.epoch_size, problem.alpha, rho)
-
-
-def probability_sampling(
-    problem: BatchSizeInput, candidates: IntArray, rng: np.random.Generator
-) -> int:
-    """Algorithm 1: sample rho_j for every job once, return the best candidate's row.
-
-    Every candidate is scored with the same samples (Eq. 8, plus the
-    waiting and idle penalties of the objective).
-    """
-    work = _work(problem, rng, sample=True)
-    return int(np.argmin(objective(problem, candidates, work)))
-
-
-def population_of(problem: BatchSizeInput, genes: IntArray) -> Population:
-    local = np.stack([local_batches(problem, row) for row in genes]) if len(genes) else genes
-    return Population(problem.job_ids, genes, np.asarray(local, np.int64))
-
-
-def ones_step(
-    problem: BatchSizeInput,
-    population: Population | None = None,
-    *,
-    seed: int | np.random.Generator = 0,
-    generations: int | None = None,
-    seconds: float | None = None,
-    config: OnesConfig | None = None,
-) -> StepResult:
-    """One online scheduling step: refresh, evolve, return the best and the population.
-
-    ``population`` None starts from G_0. The budget is ``generations``
-    (default ``config.generations``) and, when given, ``seconds`` of wall
-    time (whichever ends first; a time budget makes the answer depend on
-    the machine's speed). Same inputs and seed, same answer.
-    """
-    cfg = config or problem.config
-    rng = np.random.default_rng(seed)
-    budget = cfg.generations if generations is None else generations
-    if population is None:
-        genes = initial_population(problem, cfg.population, problem.work, rng, cfg.greedy_start)
-    else:
-        if population.genes.shape[1] != problem.n_gpus:
-            raise ValueError("the population was built for another cluster")
-        genes = refresh(problem, population, problem.work)
-    size = genes.shape[0]
-    mean = objective(problem, genes)
-    best_i = int(np.argmin(mean))
-    best, best_f = genes[best_i].copy(), float(mean[best_i])
-    start = time.perf_counter()
-    done = 0
-    while done < budget and (seconds is None or time.perf_counter() - start < seconds):
-        work = _work(problem, rng, cfg.sample_progress)
-        kids = crossover(genes, size, rng)
-        kids = fill(problem, repair(problem, kids), work, batched=True)
-        mutants = mutate(problem, genes, size, cfg.mutation_rate, work, rng)
-        packed = reorder(problem, mutants)
-        repacked = [
-            pack(problem, row) for row in genes[rng.integers(0, size, PACKED_PER_GENERATION)]
-        ]
-        pool = np.concatenate([genes, kids, mutants, packed, *(r[None, :] for r in repacked)])
-        genes, mean = select(problem, pool, size, work)
-        i = int(np.argmin(mean))
-        if mean[i] < best_f:
-            best, best_f = genes[i].copy(), float(mean[i])
-        done += 1
-    if best_f < float(mean.min()):
-        # Elitism across steps: the next step's refresh starts from the incumbent.
-        genes = genes.copy()
-        genes[int(np.argmax(mean))] = best
-    return StepResult(
-        best, local_batches(problem, best), best_f, population_of(problem, genes), done
-    )
-
-
-def greedy(problem: BatchSizeInput) -> IntArray:
-    """The fill phase alone from an empty cluster, then the best of as-is, reorder, pack."""
-    empty = np.full((1, problem.n_gpus), -1, np.int64)
-    filled = fill(problem, empty, problem.work)
-    both = np.concatenate([filled, reorder(problem, filled), pack(problem, filled[0])[None, :]])
-    return np.asarray(both[int(np.argmin(objective(problem, both)))], dtype=np.int64)

@@ -34,7 +34,29 @@ EPS = 1e-6
 
 
 def alpha_of(processed: ArrayLike, epoch_size: ArrayLike) -> FloatArray:
-    """Eq. (6): alpha = Y_processed / ||D||, clipped to >= 1."""
+    """Eq. (6): alpha = Y_processed / ||D|| (epochs done), clipped to >= 1.
+
+    Parameters
+    ----------
+    processed : array_like
+        Samples processed so far per job.
+    epoch_size : array_like
+        Samples per epoch ||D|| per job (> 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        alpha per job.
+
+    Examples
+    --------
+    >>> alpha_of([500, 3000], [1000, 1000]).tolist()
+    [1.0, 3.0]
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1, Eq. (6).
+    """
     p = np.asarray(processed, dtype=np.float64)
     d = np.asarray(epoch_size, dtype=np.float64)
     return np.asarray(np.maximum(p / d, 1.0), dtype=np.float64)
@@ -42,7 +64,18 @@ def alpha_of(processed: ArrayLike, epoch_size: ArrayLike) -> FloatArray:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ProgressModel:
-    """beta(x) = max(A x + b, 1) (Eq. 6)."""
+    """beta(x) = max(A x + b, 1): predicted epochs to go from job features (Eq. 6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ProgressModel(np.array([0.5, -2.0]), 6.0).beta([[10.0, 0.5]]).tolist()
+    [10.0]
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1, Eq. (6).
+    """
 
     weights: FloatArray
     bias: float
@@ -57,7 +90,19 @@ class ProgressModel:
 
 
 def remaining_work(epoch_size: ArrayLike, alpha: ArrayLike, rho: ArrayLike) -> FloatArray:
-    """Eq. (7) in epochs: Y = ||D|| alpha (1/rho - 1) samples still to process."""
+    """Eq. (7) in epochs: Y = ||D|| alpha (1/rho - 1) samples still to process.
+
+    ``rho`` is clipped into (EPS, 1 - EPS).
+
+    Examples
+    --------
+    >>> remaining_work([1000], [3.0], [0.25]).tolist()
+    [9000.0]
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1, Eq. (7).
+    """
     r = np.clip(np.asarray(rho, dtype=np.float64), EPS, 1.0 - EPS)
     return np.asarray(
         np.asarray(epoch_size, dtype=np.float64) * np.asarray(alpha) * (1.0 / r - 1.0),
@@ -66,7 +111,17 @@ def remaining_work(epoch_size: ArrayLike, alpha: ArrayLike, rho: ArrayLike) -> F
 
 
 def mean_remaining_work(epoch_size: ArrayLike, beta: ArrayLike) -> FloatArray:
-    """Y at the mean progress alpha / (alpha + beta): ||D|| beta."""
+    """Y at the mean progress alpha / (alpha + beta): ||D|| beta.
+
+    Examples
+    --------
+    >>> mean_remaining_work([1000], [7.0]).tolist()
+    [7000.0]
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1, Eq. (7)-(8).
+    """
     return np.asarray(
         np.asarray(epoch_size, dtype=np.float64) * np.asarray(beta, dtype=np.float64),
         dtype=np.float64,
@@ -74,7 +129,19 @@ def mean_remaining_work(epoch_size: ArrayLike, beta: ArrayLike) -> FloatArray:
 
 
 def sample_progress(alpha: FloatArray, beta: FloatArray, rng: np.random.Generator) -> FloatArray:
-    """Algorithm 1, line 2: one rho per job from Be(alpha_j, beta_j)."""
+    """Algorithm 1, line 2: one rho per job from Be(alpha_j, beta_j).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rho = sample_progress(np.full(3, 4.0), np.full(3, 6.0), np.random.default_rng(0))
+    >>> bool(((rho > 0) & (rho < 1)).all())
+    True
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1, Algorithm 1.
+    """
     return np.asarray(rng.beta(alpha, beta), dtype=np.float64)
 
 
@@ -112,6 +179,26 @@ def job_points(
     ``processed[i]`` samples were done at log row i with ``features[i]``; the
     job converged after ``total`` samples, so the progress there was
     processed / total.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Features, alpha and rho per log row.
+
+    Raises
+    ------
+    InvalidInstanceError
+        ``total <= 0`` or a row count mismatch.
+
+    Examples
+    --------
+    >>> x, alpha, rho = job_points([[1.0], [2.0]], [100, 300], 100, 400.0)
+    >>> rho.tolist(), alpha.tolist()
+    ([0.25, 0.75], [1.0, 3.0])
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1.
     """
     x = np.atleast_2d(np.asarray(features, dtype=np.float64))
     p = np.asarray(processed, dtype=np.float64).reshape(-1)
@@ -131,6 +218,33 @@ def add_points(
 
     Every point ever offered is kept with the same probability
     capacity / seen, so the set stays a uniform sample of the whole log.
+    Pure: ``history`` is not modified.
+
+    Parameters
+    ----------
+    history : History
+        The current training set.
+    features, alpha, rho : array_like
+        The new points (one feature row each).
+    rng : numpy.random.Generator
+        The randomness of the reservoir.
+
+    Returns
+    -------
+    History
+        The new training set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = add_points(History.empty(2, 1), [[1.0], [2.0], [3.0]], [1, 1, 1],
+    ...                [0.5, 0.5, 0.5], np.random.default_rng(0))
+    >>> len(h), h.seen
+    (2, 3)
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1 (the predictor's training data).
     """
     x = np.atleast_2d(np.asarray(features, dtype=np.float64))
     a = np.asarray(alpha, dtype=np.float64).reshape(-1)
@@ -182,6 +296,36 @@ def fit_progress(history: History) -> ProgressModel:
     Starts from the least-squares fit of A x + b to the moment estimate
     alpha (1 - rho) / rho (the beta whose mean progress is rho), which lies
     in the right basin, then maximizes the Beta log-likelihood with L-BFGS-B.
+
+    Parameters
+    ----------
+    history : History
+        At least (features + 1) points.
+
+    Returns
+    -------
+    ProgressModel
+        The fitted A and b.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Too few points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.uniform(0, 10, (2000, 1))
+    >>> alpha = rng.uniform(1, 20, 2000)
+    >>> h = add_points(History.empty(2000, 1), x, alpha, rng.beta(alpha, 2 * x[:, 0] + 3), rng)
+    >>> m = fit_progress(h)
+    >>> bool(abs(m.weights[0] - 2) < 0.3 and abs(m.bias - 3) < 1.0)
+    True
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2.1, Eq. (6)-(8).
     """
     from scipy.optimize import minimize
 

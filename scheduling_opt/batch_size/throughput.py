@@ -16,11 +16,14 @@ method plugs in. :func:`fit_analytic` fits the analytic form to measured
 :func:`batch_table` turns a model into the table the solvers use: for every
 GPU count ``c`` and spread flag, the global batch B <= R_j (and <= c times
 the largest local batch) that maximizes throughput, split evenly. Cost
-O(c_max * max_local_batch) model evaluations per job, once per solve.
+O(c_max * min(max_local_batch, R_j)) model evaluations per job, once per
+input (:class:`~scheduling_opt.batch_size.model.BatchSizeInput` refuses
+tables above :data:`~scheduling_opt.batch_size.model.MAX_TABLE_CELLS`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -54,6 +57,20 @@ class AnalyticThroughput:
 
     Seconds per iteration, per sample of local batch, per doubling of the GPU
     count (ring/tree all-reduce steps) and once when the job spans servers.
+    Every coefficient is finite and >= 0, and overhead + per_sample > 0
+    (else :class:`~scheduling_opt.errors.InvalidInstanceError` naming it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = AnalyticThroughput(overhead=0.05, per_sample=0.002, comm=0.03, cross_node=0.1)
+    >>> one = np.array([1.0])
+    >>> round(float(m.throughput(64 * one, 64 * one, one, 0 * one)[0]), 2)  # 64 / 0.178
+    359.55
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §2.2, Figures 2-3.
     """
 
     overhead: float
@@ -96,8 +113,37 @@ def fit_analytic(
     Fits the iteration time ``B / X`` (linear in the coefficients) with
     ``scipy.optimize.lsq_linear`` under ``coefficients >= 0``: a negative
     communication cost fitted to noise would make more GPUs look free.
-    Needs at least one point; coefficients the data cannot identify (no
-    multi-GPU or no cross-node point) come out 0.
+    Coefficients the data cannot identify (no multi-GPU or no cross-node
+    point) come out 0.
+
+    Parameters
+    ----------
+    batch, local, gpus, spread, throughput : array_like
+        Per measured point: global batch B, largest local batch, GPU count
+        c >= 1, 1.0 when spanning servers, samples per second X > 0.
+
+    Returns
+    -------
+    AnalyticThroughput
+        The fitted model.
+
+    Raises
+    ------
+    InvalidInstanceError
+        No point, arrays of unequal length, or a non-positive value.
+
+    Examples
+    --------
+    >>> true = AnalyticThroughput(0.04, 0.002)
+    >>> b = [32.0, 64.0, 128.0]
+    >>> x = [float(true.throughput(v, v, 1.0, 0.0)) for v in b]
+    >>> fit = fit_analytic(b, b, [1, 1, 1], [0, 0, 0], x)
+    >>> round(fit.overhead, 6), round(fit.per_sample, 6)
+    (0.04, 0.002)
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §2.2.
     """
     from scipy.optimize import lsq_linear
 
@@ -133,10 +179,42 @@ def batch_table(model: ThroughputModel, limit: int, max_local: int, max_gpus: in
     """For c = 1..max_gpus: B <= min(limit, c * max_local) maximizing throughput.
 
     For a given largest local batch q the best B is min(limit, c q) (the
-    model's monotonicity in B), so only q = 1..max_local are tried. Ties go
-    to the smaller batch (convergence prefers small batches, §3.3.2). Even
-    split: ``B mod c`` GPUs take ``ceil(B / c)`` samples, the rest ``floor``.
-    ``max_gpus`` must be <= ``limit`` so every GPU gets at least one sample.
+    model's monotonicity in B), so only q = 1..min(max_local, limit) are
+    tried (any q >= limit gives B = limit with the same local batch as
+    q = limit). Ties go to the smaller batch (convergence prefers small
+    batches, §3.3.2). Even split: ``B mod c`` GPUs take ``ceil(B / c)``
+    samples, the rest ``floor``.
+
+    Parameters
+    ----------
+    model : ThroughputModel
+        The job's throughput model.
+    limit : int
+        The batch-size limit R_j (>= ``max_gpus``: every GPU gets a sample).
+    max_local : int
+        The largest local batch one GPU holds.
+    max_gpus : int
+        The largest GPU count to tabulate.
+
+    Returns
+    -------
+    BatchTable
+        ``batch[c, s]`` and ``rate[c, s]`` for c = 0..max_gpus, s = packed/spread.
+
+    Raises
+    ------
+    InvalidInstanceError
+        ``max_gpus > limit``, or the model gives a non-positive or non-finite rate.
+
+    Examples
+    --------
+    >>> t = batch_table(AnalyticThroughput(0.05, 0.002), limit=100, max_local=32, max_gpus=4)
+    >>> t.batch[:, 0].tolist()  # B per GPU count, packed on one server
+    [0, 32, 64, 96, 100]
+
+    References
+    ----------
+    ONES (Bian et al., SC 2021), §3.2 (Eq. 2) and §3.3.2.
     """
     if max_gpus > limit:
         raise InvalidInstanceError("max_gpus", f"{max_gpus} GPUs cannot share batch limit {limit}")
@@ -145,7 +223,7 @@ def batch_table(model: ThroughputModel, limit: int, max_local: int, max_gpus: in
     if max_gpus == 0:
         return BatchTable(batch, rate)
     c = np.arange(1, max_gpus + 1, dtype=np.float64)[:, None]
-    q = np.arange(1, max_local + 1, dtype=np.float64)[None, :]
+    q = np.arange(1, min(max_local, limit) + 1, dtype=np.float64)[None, :]
     b = np.minimum(float(limit), c * q)
     local = np.ceil(b / c)
     for s in (0, 1):
@@ -160,6 +238,45 @@ def batch_table(model: ThroughputModel, limit: int, max_local: int, max_gpus: in
 
 
 def split_batch(batch: int, gpus: int) -> list[int]:
-    """Even split of a global batch over ``gpus`` GPUs (larger shares first)."""
+    """Even split of a global batch over ``gpus`` GPUs (larger shares first).
+
+    Examples
+    --------
+    >>> split_batch(10, 4)
+    [3, 3, 2, 2]
+    """
     q, r = divmod(batch, gpus)
     return [q + 1] * r + [q] * (gpus - r)
+
+
+def cost_tables(
+    models: Sequence[ThroughputModel], limit: IntArray, max_local: IntArray, cap: IntArray
+) -> tuple[IntArray, FloatArray]:
+    """Per job j, GPU count c and spread s: the best batch and GPU-seconds per sample c / X.
+
+    Shapes (J, max cap + 1, 2); row c = 0 has batch 0 and cost 0 (waiting),
+    costs beyond ``cap[j]`` are inf. Errors of job j's table are raised
+    with a path starting ``"<j>."``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b, c = cost_tables([AnalyticThroughput(0.05, 0.002)], np.array([100]),
+    ...                    np.array([32]), np.array([2]))
+    >>> b[0, :, 0].tolist(), round(float(c[0, 1, 0]), 7)  # 1 GPU: 0.114 s per 32 samples
+    ([0, 32, 64], 0.0035625)
+    """
+    n = len(models)
+    width = int(np.max(cap, initial=0)) + 1
+    batch = np.zeros((n, width, 2), np.int64)
+    cost = np.full((n, width, 2), np.inf)
+    for j in range(n):
+        try:
+            table = batch_table(models[j], int(limit[j]), int(max_local[j]), int(cap[j]))
+        except InvalidInstanceError as e:
+            raise e.at(str(j)) from None
+        batch[j, : cap[j] + 1] = table.batch
+        cost[j, 0] = 0.0
+        c = np.arange(1, cap[j] + 1, dtype=np.float64)[:, None]
+        cost[j, 1 : cap[j] + 1] = c / table.rate[1:]
+    return batch, cost

@@ -5,8 +5,15 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from scheduling_opt.solvers.ones_model import AnalyticThroughput
-from scheduling_opt.solvers.ones_problem import BatchSizeInput, OnesConfig, build_input
+from scheduling_opt.batch_size import AnalyticThroughput, BatchSizeInput, JobState, OnesConfig
+from scheduling_opt.model import BatchInfo, Cluster, GpuType, Job, Server
+
+
+def cluster_of(nodes: tuple[int, ...]) -> Cluster:
+    """Servers ``n0``, ``n1``, ... of the given GPU counts (one V100 type)."""
+    return Cluster(
+        (GpuType("V100"),), tuple(Server(f"n{k}", "V100", int(g)) for k, g in enumerate(nodes))
+    )
 
 
 def random_input(
@@ -16,8 +23,10 @@ def random_input(
     cross_node: bool = True,
     config: OnesConfig | None = None,
     names: tuple[str, ...] | None = None,
+    wait_penalty: float | None = None,
+    idle_penalty: float | None = None,
 ) -> BatchSizeInput:
-    """A seeded small instance built directly (no JSON)."""
+    """A seeded small instance built from model objects (no JSON)."""
     rng = np.random.default_rng(seed)
     models = tuple(
         AnalyticThroughput(
@@ -29,19 +38,36 @@ def random_input(
         for _ in range(jobs)
     )
     local = [int(rng.choice([8, 16, 32, 64])) for _ in range(jobs)]
-    return build_input(
-        job_ids=names or tuple(f"j{i}" for i in range(jobs)),
-        node_sizes=nodes,
-        epoch_size=[int(rng.choice([1000, 5000, 20000])) for _ in range(jobs)],
-        limit=[m * int(rng.choice([1, 2, 4, 8])) for m in local],
-        max_local=local,
-        max_workers=[int(rng.integers(1, 9)) for _ in range(jobs)],
-        processed=[int(rng.integers(0, 100_000)) for _ in range(jobs)],
-        beta=[float(rng.uniform(1, 30)) for _ in range(jobs)],
-        models=models,
-        processed_time=[float(rng.uniform(0, 1000)) for _ in range(jobs)],
-        submit_time=[float(rng.uniform(0, 100)) for _ in range(jobs)],
-        warmup=[bool(rng.random() < 0.2) for _ in range(jobs)],
+    epoch = [int(rng.choice([1000, 5000, 20000])) for _ in range(jobs)]
+    limit = [m * int(rng.choice([1, 2, 4, 8])) for m in local]
+    workers = [int(rng.integers(1, 9)) for _ in range(jobs)]
+    processed = [int(rng.integers(0, 100_000)) for _ in range(jobs)]
+    beta = [float(rng.uniform(1, 30)) for _ in range(jobs)]
+    ptime = [float(rng.uniform(0, 1000)) for _ in range(jobs)]
+    submit = [float(rng.uniform(0, 100)) for _ in range(jobs)]
+    warm = [bool(rng.random() < 0.2) for _ in range(jobs)]
+    ids = names or tuple(f"j{i}" for i in range(jobs))
+    job_list = [
+        Job(
+            ids[i],
+            1,
+            workers[i],
+            3600.0,
+            submit_time=submit[i],
+            batch=BatchInfo(epoch[i], limit[i], local[i], processed[i]),
+        )
+        for i in range(jobs)
+    ]
+    states = {
+        ids[i]: JobState(beta[i], models[i], processed_time=ptime[i], warmup=warm[i])
+        for i in range(jobs)
+    }
+    return BatchSizeInput(
+        cluster_of(nodes),
+        job_list,
+        states,
+        wait_penalty=wait_penalty,
+        idle_penalty=idle_penalty,
         config=config or OnesConfig(population=8, generations=30),
     )
 

@@ -1,8 +1,8 @@
-"""The ``batch-size`` problem end to end: parsing, methods, checker, exact baselines."""
+"""The ``batch-size`` problem end to end: reading, methods, checker, exact baselines."""
 
 from __future__ import annotations
 
-import dataclasses
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -11,24 +11,24 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
+from scheduling_opt.batch_size import io as bio
+from scheduling_opt.batch_size import operators as ops
+from scheduling_opt.batch_size.check import check
+from scheduling_opt.batch_size.evaluate import objective, solution_of
+from scheduling_opt.batch_size.model import BatchSizeInput, JobState
 from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError, VerificationError
-from scheduling_opt.instance import dumps, load, loads
-from scheduling_opt.result import SolveOptions, Status
-from scheduling_opt.solvers import evolution as ev
-from scheduling_opt.solvers import ones_exact as ox
-from scheduling_opt.solvers import ones_search as search
-from scheduling_opt.solvers.ones_problem import (
-    BatchSizeInput,
-    build_input,
-    check,
-    make_result,
-    objective,
-)
-from scheduling_opt.solvers.registry import get_problem
+from scheduling_opt.io.instance import dumps, load, loads
+from scheduling_opt.model import BatchInfo, Job
+from scheduling_opt.registry import get_problem
+from scheduling_opt.solution import Status
 
-from .ones_strategies import inputs, random_input
+from .batch_size_strategies import cluster_of, inputs, random_input
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+# The modules (the package re-exports functions of the same names).
+ox = importlib.import_module("scheduling_opt.batch_size.exact")
+search = importlib.import_module("scheduling_opt.batch_size.search")
+
+INSTANCES = Path(__file__).resolve().parent.parent.parent / "instances"
 PROBLEM = get_problem("batch-size")
 REL = 1e-6  # CP-SAT optimizes integer-scaled costs: 1e-7 relative rounding
 
@@ -42,7 +42,7 @@ def example() -> dict[str, Any]:
 @pytest.mark.parametrize("path", sorted(INSTANCES.glob("batch-size-*.json")), ids=lambda p: p.name)
 def test_curated_instances_solve_and_verify(path: Path) -> None:
     problem = PROBLEM.parse(load(path))
-    results = {m.name: m.run(problem, SolveOptions(seed=0, time_limit=30)) for m in PROBLEM.methods}
+    results = {m.name: m.run(problem, seed=0, time_limit=30) for m in PROBLEM.methods}
     for result in results.values():
         PROBLEM.check(problem, result)
         assert result.seconds >= 0
@@ -58,8 +58,8 @@ def test_curated_instances_solve_and_verify(path: Path) -> None:
 
 def test_example_admits_every_job_and_uses_every_gpu() -> None:
     problem = PROBLEM.parse(load(INSTANCES / "batch-size-example.json"))
-    result = PROBLEM.method("exact").run(problem, SolveOptions())
-    decision = result.decision()
+    result = PROBLEM.method("exact").run(problem)
+    decision = PROBLEM.encode(result.decision)
     jobs = decision["jobs"]
     assert all(v["gpus"] >= 1 for v in jobs.values())
     assert all(row["job"] is not None for row in decision["gpus"])
@@ -68,35 +68,36 @@ def test_example_admits_every_job_and_uses_every_gpu() -> None:
 
 
 def test_generate_is_seeded_and_round_trips() -> None:
-    a, b, c = ev.generate("g16", 3), ev.generate("g16", 3), ev.generate("g16", 4)
+    a, b, c = bio.generate("g16", 3), bio.generate("g16", 3), bio.generate("g16", 4)
     assert dumps(a) == dumps(b) != dumps(c)
     assert loads(dumps(a)) == a
     problem = PROBLEM.parse(a)
     assert problem.n_gpus == 16
     assert problem.n_nodes == 4
     assert problem.n_jobs == 12
-    assert PROBLEM.parse(ev.generate("g8-n12", 0)).n_jobs == 12
+    assert PROBLEM.parse(bio.generate("g8-n12", 0)).n_jobs == 12
     for bad in ("g", "g6", "x8", "g8-n"):
         with pytest.raises(InvalidInstanceError):
-            ev.generate(bad, 0)
+            bio.generate(bad, 0)
 
 
 def test_ones_is_deterministic_with_a_seed() -> None:
-    problem = PROBLEM.parse(ev.generate("g16", 5))
+    problem = PROBLEM.parse(bio.generate("g16", 5))
     method = PROBLEM.method("ones")
-    one, two = method.run(problem, SolveOptions(seed=9)), method.run(problem, SolveOptions(seed=9))
-    assert one.decision() == two.decision()
+    one, two = method.run(problem, seed=9), method.run(problem, seed=9)
+    assert one.decision == two.decision
     assert one.objective == two.objective
 
 
 def test_ones_never_beats_exact_and_reaches_it_on_small_instances() -> None:
     reached = 0
     for seed in range(6):
-        problem = PROBLEM.parse(ev.generate("g8", seed))
-        exact = ox.solve_exact(problem, 30)
+        problem = PROBLEM.parse(bio.generate("g8", seed))
+        exact = ox.exact(problem, time_limit=30)
         assert exact.status is Status.OPTIMAL
         assert exact.objective is not None
         found = search.ones_step(problem, None, seed=seed, generations=150)
+        assert found.objective is not None
         assert found.objective >= exact.objective * (1 - REL)
         reached += found.objective <= exact.objective * (1 + REL)
     assert reached == 6
@@ -106,13 +107,13 @@ def test_ones_never_beats_exact_and_reaches_it_on_small_instances() -> None:
 def test_exact_methods_agree_with_brute_force(seed: int) -> None:
     for cross in (False, True):
         problem = random_input(seed, nodes=(2, 2), jobs=3, cross_node=cross)
-        brute = ox.solve_brute_force(problem)
-        cpsat = ox.solve_cpsat(problem, 30)
+        brute = ox.brute_force(problem)
+        cpsat = ox.exact_cpsat(problem, time_limit=30)
         assert cpsat.status is Status.OPTIMAL
         assert cpsat.objective == pytest.approx(brute.objective, rel=REL)
         check(problem, cpsat)
         if problem.separable:
-            dp = ox.solve_separable(problem)
+            dp = ox.exact_separable(problem)
             assert dp.objective == pytest.approx(brute.objective, rel=1e-9)
             check(problem, dp)
 
@@ -121,27 +122,33 @@ def test_cpsat_with_lossy_cost_rounding_is_not_called_optimal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     problem = random_input(1, nodes=(2, 2), jobs=3, cross_node=True)
-    assert ox.solve_cpsat(problem, 30).status is Status.OPTIMAL
+    assert ox.exact_cpsat(problem, time_limit=30).status is Status.OPTIMAL
     # Ten integer steps over the largest cost: CP-SAT still proves its rounded
     # model, but that is no proof for the real costs.
     monkeypatch.setattr(ox, "COST_SCALE", 10.0)
-    coarse = ox.solve_cpsat(problem, 30)
+    coarse = ox.exact_cpsat(problem, time_limit=30)
     assert coarse.status is Status.FEASIBLE
-    assert coarse.objective >= ox.solve_brute_force(problem).objective * (1 - REL)
+    brute = ox.brute_force(problem).objective
+    assert coarse.objective is not None
+    assert brute is not None
+    assert coarse.objective >= brute * (1 - REL)
+    # Its bound stays a proven bound despite the rounding.
+    assert coarse.bound is not None
+    assert coarse.bound <= brute * (1 + 1e-12)
 
 
 def test_separable_dp_agrees_with_cpsat_on_one_server() -> None:
     problem = random_input(7, nodes=(8,), jobs=5)
     assert problem.separable
-    dp, cp = ox.solve_separable(problem), ox.solve_cpsat(problem, 30)
+    dp, cp = ox.exact_separable(problem), ox.exact_cpsat(problem, time_limit=30)
     assert dp.objective == pytest.approx(cp.objective, rel=REL)
     with pytest.raises(ValueError, match="separable"):
-        ox.solve_separable(random_input(7, nodes=(2, 2), jobs=3))
+        ox.exact_separable(random_input(7, nodes=(2, 2), jobs=3))
 
 
 def test_brute_force_refuses_large_instances() -> None:
     with pytest.raises(InstanceTooLargeError):
-        ox.solve_brute_force(random_input(0, nodes=(4, 4, 4), jobs=6))
+        ox.brute_force(random_input(0, nodes=(4, 4, 4), jobs=6))
 
 
 def test_objective_prefers_running_more_jobs_then_busy_gpus() -> None:
@@ -150,28 +157,27 @@ def test_objective_prefers_running_more_jobs_then_busy_gpus() -> None:
     run_all = np.array([[0, 1, 2, -1]])
     two_wait = np.array([[0, -1, -1, -1]])
     assert objective(problem, run_all)[0] < objective(problem, two_wait)[0]
-    filled = search.fill(problem, run_all, problem.work)
+    filled = ops.fill(problem, run_all, problem.work)
     assert objective(problem, filled)[0] <= objective(problem, run_all)[0]
 
 
 def test_checker_rejects_bad_schedules() -> None:
     problem = random_input(4, nodes=(2, 2), jobs=3)
-    good = make_result(problem, search.greedy(problem), Status.FEASIBLE, 0.0, "t")
+    good = solution_of(problem, ops.greedy_genes(problem), Status.FEASIBLE, 0.0)
     check(problem, good)
+    assert good.objective is not None
+    assert good.decision is not None
     with pytest.raises(VerificationError, match="objective"):
-        check(problem, dataclasses.replace(good, objective=(good.objective or 0) * 2 + 1))
-    over = list(good.local)
-    busy = next(g for g, j in enumerate(good.genes) if j >= 0)
-    over[busy] = int(problem.max_local[good.genes[busy]]) + 1
+        check(problem, good.with_(objective=good.objective * 2 + 1))
+    over = list(good.decision.local_batch)
+    busy = next(g for g, j in enumerate(good.decision.assignment) if j >= 0)
+    over[busy] = int(problem.max_local[good.decision.assignment[busy]]) + 1
+    d = good.decision
     with pytest.raises(VerificationError, match="local batch"):
-        check(problem, dataclasses.replace(good, local=tuple(over)))
+        check(problem, good.with_(decision=type(d)(d.job_ids, d.gpu_ids, d.assignment, over)))
+    short = type(d)(d.job_ids, d.gpu_ids[:-1], d.assignment[:-1], d.local_batch[:-1])
     with pytest.raises(VerificationError, match="every GPU"):
-        check(
-            problem,
-            dataclasses.replace(
-                good, gpu_ids=good.gpu_ids[:-1], genes=good.genes[:-1], local=good.local[:-1]
-            ),
-        )
+        check(problem, good.with_(decision=short))
 
 
 def test_parse_errors_name_the_json_path() -> None:
@@ -208,8 +214,9 @@ def test_features_go_through_the_progress_model() -> None:
 
 
 def test_quick_suite_sizes_exist() -> None:
+    assert PROBLEM.generate is not None
     for size in PROBLEM.sizes["quick"]:
-        assert PROBLEM.parse(PROBLEM.generate(size, 0)).n_gpus in (8, 16)  # type: ignore[misc]
+        assert PROBLEM.parse(PROBLEM.generate(size, 0)).n_gpus in (8, 16)
 
 
 @settings(max_examples=15, deadline=None)
@@ -218,54 +225,39 @@ def test_exact_and_search_against_brute_force_on_any_tiny_instance(
     problem: BatchSizeInput,
 ) -> None:
     assume((problem.n_jobs + 1) ** problem.n_gpus <= 50_000)
-    brute = ox.solve_brute_force(problem)
+    brute = ox.brute_force(problem)
     assert brute.objective is not None
-    exact = ox.solve_exact(problem, 30)
+    exact = ox.exact(problem, time_limit=30)
     assert exact.objective == pytest.approx(brute.objective, rel=REL)
     check(problem, exact)
     found = search.ones_step(problem, None, seed=0, generations=20)
+    assert found.objective is not None
     assert found.objective >= brute.objective * (1 - 1e-12)
 
 
 def test_registry_serves_this_module() -> None:
-    assert PROBLEM is ev.PROBLEM
+    assert PROBLEM is bio.PROBLEM
     assert PROBLEM.default == "ones"
     assert [m.name for m in PROBLEM.exact_methods] == ["exact"]
 
 
-def test_build_input_validates_and_does_not_freeze_caller_arrays() -> None:
-    limit = np.array([8, 16])
-    problem = random_input(0, nodes=(2,), jobs=2)
-    ok = build_input(
-        job_ids=("a", "b"),
-        node_sizes=(2,),
-        epoch_size=[100, 100],
-        limit=limit,  # type: ignore[arg-type]
-        max_local=[8, 8],
-        max_workers=[2, 2],
-        processed=[0, 0],
-        beta=[2.0, 3.0],
-        models=problem.models,
-    )
+def test_input_validates_and_freezes_its_arrays() -> None:
+    cluster = cluster_of((2,))
+    jobs = [
+        Job("a", 1, 2, 3600.0, batch=BatchInfo(100, 8, 8)),
+        Job("b", 1, 2, 3600.0, batch=BatchInfo(100, 16, 8)),
+    ]
+    ok = BatchSizeInput(cluster, jobs, {"a": JobState(2.0), "b": JobState(3.0)})
     assert ok.n_gpus == 2
-    limit[0] = 4  # still writable: build_input copied it
-    assert ok.limit[0] == 8
-    with pytest.raises(InvalidInstanceError, match="beta"):
-        build_input(
-            job_ids=("a",),
-            node_sizes=(2,),
-            epoch_size=[100],
-            limit=[8],
-            max_local=[8],
-            max_workers=[2],
-            processed=[0],
-            beta=[],
-            models=problem.models[:1],
-        )
+    assert ok.limit.tolist() == [8, 16]
+    with pytest.raises(ValueError, match="read-only"):
+        ok.limit[0] = 4  # read-only: no caller can change the input behind its back
+    with pytest.raises(InvalidInstanceError, match=r"states\.b"):
+        BatchSizeInput(cluster, jobs, {"a": JobState(2.0)})
 
 
 def test_cpsat_time_limit_is_reported_honestly() -> None:
-    problem = PROBLEM.parse(ev.generate("g64-n96", 1))
-    result = ox.solve_cpsat(problem, time_limit=0.001)
+    problem = PROBLEM.parse(bio.generate("g64-n96", 1))
+    result = ox.exact_cpsat(problem, time_limit=0.001)
     assert result.status in (Status.TIME_LIMIT, Status.OPTIMAL)
     check(problem, result)  # the incumbent (at worst the greedy hint) is a valid schedule

@@ -7,15 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.solvers import ones_limits as limits
-from scheduling_opt.solvers import ones_progress as pr
-from scheduling_opt.solvers.ones_model import (
+from scheduling_opt.batch_size import limits
+from scheduling_opt.batch_size import progress as pr
+from scheduling_opt.batch_size.throughput import (
     AnalyticThroughput,
     batch_table,
     fit_analytic,
     split_batch,
 )
+from scheduling_opt.errors import InvalidInstanceError
 
 
 def synthetic(a: np.ndarray, b: float, n: int, seed: int) -> pr.History:
@@ -134,22 +134,19 @@ class TableThroughput:
 
 
 def test_a_user_throughput_model_plugs_in() -> None:
-    from scheduling_opt.result import Status
-    from scheduling_opt.solvers.ones_exact import solve_brute_force, solve_exact
-    from scheduling_opt.solvers.ones_problem import build_input, check
+    from scheduling_opt.batch_size import BatchSizeInput, JobState, brute_force, check, exact
+    from scheduling_opt.model import BatchInfo, Job
+    from scheduling_opt.solution import Status
 
-    problem = build_input(
-        job_ids=("a", "b"),
-        node_sizes=(2, 2),
-        epoch_size=[1000, 1000],
-        limit=[64, 64],
-        max_local=[32, 32],
-        max_workers=[4, 4],
-        processed=[5000, 2000],
-        beta=[3.0, 9.0],
-        models=(TableThroughput(), TableThroughput()),
-    )
-    exact = solve_exact(problem, 10)
-    assert exact.status is Status.OPTIMAL
-    check(problem, exact)
-    assert exact.objective == pytest.approx(solve_brute_force(problem).objective, rel=1e-6)
+    from .batch_size_strategies import cluster_of
+
+    jobs = [
+        Job("a", 1, 4, 3600.0, batch=BatchInfo(1000, 64, 32, 5000)),
+        Job("b", 1, 4, 3600.0, batch=BatchInfo(1000, 64, 32, 2000)),
+    ]
+    states = {"a": JobState(3.0, TableThroughput()), "b": JobState(9.0, TableThroughput())}
+    problem = BatchSizeInput(cluster_of((2, 2)), jobs, states)
+    found = exact(problem, time_limit=10)
+    assert found.status is Status.OPTIMAL
+    check(problem, found)
+    assert found.objective == pytest.approx(brute_force(problem).objective, rel=1e-6)
