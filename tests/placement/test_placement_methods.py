@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -13,34 +14,54 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
-from scheduling_opt.instance import Instance, load, loads, to_dict
+from scheduling_opt.io.instance import Instance, load, loads, to_dict
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
-from scheduling_opt.result import SolveOptions, Status
-from scheduling_opt.scaling import Log2Model, Log2Times
-from scheduling_opt.solvers import placement as pl
-from scheduling_opt.solvers.placement_chronus import (
+from scheduling_opt.placement import (
+    PlacementDecision,
+    PlacementInput,
+    best_fit_decreasing,
     buddy_pack,
+    check,
+    exact_cbc,
+    exact_cpsat,
     fits_rounded,
-    local_search,
     node_parts,
     place_span,
-    quasi_consolidate,
+    quasi_assign,
     round_up,
+    round_up_consolidation,
     rounded_demand,
+    search_assign,
+    total_rw,
 )
-from scheduling_opt.solvers.registry import get_problem
+from scheduling_opt.placement.io import generate, read
+from scheduling_opt.registry import get_problem
+from scheduling_opt.scaling import Log2Model, Log2Times
+from scheduling_opt.solution import Solution, Status
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+Sol = Solution[PlacementDecision]
+
+INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 EXAMPLE = INSTANCES / "placement-chronus-example.json"
 PROBLEM = get_problem("placement")
 HEURISTICS = ("bfd", "round-up", "quasi", "local-search")
 TYPES = (GpuType("V100", 1.0, 32.0), GpuType("T4", 0.25, 16.0))
 
 
-def run(inp: pl.PlacementInput, method: str) -> pl.PlacementResult:
-    result = PROBLEM.method(method).run(inp, SolveOptions(time_limit=30))
-    assert isinstance(result, pl.PlacementResult)
+def run(inp: PlacementInput, method: str) -> Sol:
+    result: Sol = PROBLEM.method(method).run(inp, time_limit=30)
+    assert isinstance(result.decision, PlacementDecision)
     return result
+
+
+def rows(result: Sol) -> tuple[tuple[str, str, int], ...]:
+    assert result.decision is not None
+    return result.decision.rows
+
+
+def servers_of(result: Sol, job_id: str) -> dict[str, int]:
+    assert result.decision is not None
+    return result.decision.servers_of(job_id)
 
 
 def nodes(n: int, free: int = 8) -> Cluster:
@@ -92,11 +113,13 @@ def test_proposition_1_every_job_consolidated(m: int, demands: list[int], data: 
         gpw = data.draw(st.sampled_from([d for d in (1, 2, 4, 8) if g % d == 0]))
         jobs.append(Job(f"j{i}", g // gpw, g // gpw, 60.0, gpw))
     assert fits_rounded(kept, m)
-    result = pl.round_up_consolidation(nodes(m), Placement(), jobs)
-    assert result.unplaced == ()
+    inp = PlacementInput(nodes(m), jobs)
+    result = round_up_consolidation(inp)
+    assert result.decision is not None
+    assert result.decision.unplaced == ()
     for job, g in zip(jobs, kept, strict=True):
-        assert len(result.servers_of(job.id)) == math.ceil(g / 8)
-    pl.check_placement(pl.build_input(Instance("placement", nodes(m), tuple(jobs))), result)
+        assert len(servers_of(result, job.id)) == math.ceil(g / 8)
+    check(inp, result)
 
 
 def test_round_up_leaves_a_job_pending_rather_than_spread_it() -> None:
@@ -104,8 +127,9 @@ def test_round_up_leaves_a_job_pending_rather_than_spread_it() -> None:
     cluster = nodes(2)
     old = (Job("o1", 4, 4, 60.0), Job("o2", 4, 4, 60.0))
     rows = Placement((PlacementRow("o1", "n0", 4), PlacementRow("o2", "n1", 4)))
-    result = pl.round_up_consolidation(cluster, rows, (*old, Job("x", 5, 5, 60.0)))
-    assert result.unplaced == ("x",)
+    result = round_up_consolidation(PlacementInput(cluster, (*old, Job("x", 5, 5, 60.0)), rows))
+    assert result.decision is not None
+    assert result.decision.unplaced == ("x",)
     assert result.objective == 0.0
 
 
@@ -124,7 +148,7 @@ def test_place_span_is_a_k_server_best_fit() -> None:
 def test_reward_is_eq_7() -> None:
     speed = Log2Model(Log2Times(1.0, 2.0))
     cluster = nodes(4)
-    inp = pl.build_input(Instance("placement", cluster, (Job("a", 16, 16, 1.0),)), speed=speed)
+    inp = PlacementInput(cluster, (Job("a", 16, 16, 1.0),), speed=speed)
     assert inp.k_star == (2,)
     # On 4 nodes: t_4 = 3, t_2 = 2: RW = 16 * (1/3) / (1/2).
     assert inp.rw[0][4] == pytest.approx(16 * 2 / 3)
@@ -149,8 +173,8 @@ def test_bfd_prefers_pools_and_separates_base_from_flexible() -> None:
         Job("el2", 2, 4, 60.0),
         Job("v", 3, 3, 60.0, gpu_type="V100"),
     )
-    result = pl.best_fit_decreasing(Cluster(TYPES, servers), Placement(), jobs)
-    place = {j.id: result.servers_of(j.id) for j in jobs}
+    result = best_fit_decreasing(PlacementInput(Cluster(TYPES, servers), jobs))
+    place = {j.id: servers_of(result, j.id) for j in jobs}
     assert set(place["inel"]) == {"t1"}  # training first
     assert set(place["v"]) <= {"t1", "t2"}
     # Elastic: base workers on one on-loan group, flexible ones on another.
@@ -167,8 +191,8 @@ def test_bfd_best_fit_uses_the_tightest_server() -> None:
     cluster = nodes(3)
     old = (Job("o1", 5, 5, 60.0), Job("o2", 2, 2, 60.0))
     rows = Placement((PlacementRow("o1", "n0", 5), PlacementRow("o2", "n1", 2)))
-    result = pl.best_fit_decreasing(cluster, rows, (*old, Job("x", 3, 3, 60.0)))
-    assert result.servers_of("x") == {"n0": 3}  # 3 free on n0 fits exactly
+    result = best_fit_decreasing(PlacementInput(cluster, (*old, Job("x", 3, 3, 60.0)), rows))
+    assert servers_of(result, "x") == {"n0": 3}  # 3 free on n0 fits exactly
 
 
 @st.composite
@@ -195,11 +219,11 @@ def typed_instances(draw: st.DrawFn) -> Instance:
 @settings(max_examples=60, deadline=None)
 @given(inst=typed_instances())
 def test_bfd_respects_types_and_pools(inst: Instance) -> None:
-    inp = pl.parse(inst)
+    inp = read(inst)
     result = run(inp, "bfd")
-    pl.check_placement(inp, result)
+    check(inp, result)
     cluster = inst.require_cluster()
-    for job_id, sid, _ in result.rows:
+    for job_id, sid, _ in rows(result):
         server, job = cluster.server(sid), inst.jobs_by_id[job_id]
         assert job.gpu_type is None or server.gpu_type == job.gpu_type
         assert server.usable_for_training
@@ -208,43 +232,41 @@ def test_bfd_respects_types_and_pools(inst: Instance) -> None:
 @settings(max_examples=40, deadline=None)
 @given(inst=typed_instances())
 def test_heuristics_pass_the_checker(inst: Instance) -> None:
-    inp = pl.parse(inst)
+    inp = read(inst)
     for method in HEURISTICS:
-        pl.check_placement(inp, run(inp, method))
+        check(inp, run(inp, method))
 
 
 # --------------------------------------------------------------------------- checker
 
 
-def _liar(result: pl.PlacementResult, **changes: Any) -> pl.PlacementResult:
-    fields = {
-        "status": result.status,
-        "objective": result.objective,
-        "seconds": result.seconds,
-        "rows": result.rows,
-        "unplaced": result.unplaced,
-        "nodes_spanned": result.nodes_spanned,
-    }
-    return pl.PlacementResult(**(fields | changes))
+def _liar(result: Sol, **changes: Any) -> Sol:
+    """The same answer with the solution's objective or the decision's fields changed."""
+    assert result.decision is not None
+    if "objective" in changes:
+        return result.with_(objective=changes.pop("objective"))
+    return result.with_(decision=dataclasses.replace(result.decision, **changes))
 
 
 def test_checker_catches_wrong_answers() -> None:
-    inp = pl.parse(load(EXAMPLE))
+    inp = read(load(EXAMPLE))
     good = run(inp, "local-search")
-    pl.check_placement(inp, good)
-    job, server, w = good.rows[0]
+    check(inp, good)
+    good_rows = rows(good)
+    assert good.decision is not None
+    job, server, w = good_rows[0]
     bad = [
         _liar(good, objective=(good.objective or 0) + 1),
-        _liar(good, rows=((job, server, w + 1), *good.rows[1:])),
-        _liar(good, rows=good.rows[1:]),
-        _liar(good, unplaced=(*good.unplaced, job)),
-        _liar(good, rows=((job, "nope", w), *good.rows[1:])),
-        _liar(good, rows=(*good.rows, ("o1", server, 1))),
-        _liar(good, rows=((job, server, w), (job, server, w), *good.rows[1:])),
+        _liar(good, rows=((job, server, w + 1), *good_rows[1:])),
+        _liar(good, rows=good_rows[1:]),
+        _liar(good, unplaced=(*good.decision.unplaced, job)),
+        _liar(good, rows=((job, "nope", w), *good_rows[1:])),
+        _liar(good, rows=(*good_rows, ("o1", server, 1))),
+        _liar(good, rows=((job, server, w), (job, server, w), *good_rows[1:])),
     ]
     for result in bad:
         with pytest.raises(VerificationError):
-            pl.check_placement(inp, result)
+            check(inp, result)
 
 
 def test_checker_counts_the_existing_placement() -> None:
@@ -252,10 +274,10 @@ def test_checker_counts_the_existing_placement() -> None:
     old = Job("o", 6, 6, 60.0)
     inst = Instance("placement", cluster, (old, Job("x", 3, 3, 60.0)),
                     Placement((PlacementRow("o", "n0", 6),)))  # fmt: skip
-    inp = pl.parse(inst)
-    fake = pl.PlacementResult(Status.FEASIBLE, 3.0, 0.0, (("x", "n0", 3),), (), 1)
+    inp = read(inst)
+    fake = Solution(Status.FEASIBLE, 3.0, PlacementDecision((("x", "n0", 3),), (), 3.0, 1))
     with pytest.raises(VerificationError, match="over-full"):
-        pl.check_placement(inp, fake)
+        check(inp, fake)
 
 
 # --------------------------------------------------------------------------- exact
@@ -327,11 +349,11 @@ def tiny_instances(draw: st.DrawFn) -> Instance:
 @settings(max_examples=25, deadline=None)
 @given(inst=tiny_instances())
 def test_exact_equals_pulp_equals_brute_force(inst: Instance) -> None:
-    inp = pl.parse(inst)
+    inp = read(inst)
     best = brute_force(inst)
     results = {m: run(inp, m) for m in ("exact", "exact-pulp", *HEURISTICS)}
     for method, result in results.items():
-        pl.check_placement(inp, result)
+        check(inp, result)
         assert result.objective is not None
         if method.startswith("exact"):
             assert result.status == Status.OPTIMAL
@@ -343,7 +365,7 @@ def test_exact_equals_pulp_equals_brute_force(inst: Instance) -> None:
 @pytest.mark.parametrize("size", ["6", "8", "16"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_generated_every_method_valid_and_no_heuristic_beats_exact(size: str, seed: int) -> None:
-    inp = pl.parse(pl.generate(size, seed))
+    inp = read(generate(size, seed))
     exact = run(inp, "exact")
     assert exact.status == Status.OPTIMAL
     assert exact.objective is not None
@@ -352,7 +374,7 @@ def test_generated_every_method_valid_and_no_heuristic_beats_exact(size: str, se
     for method in ("exact", "exact-pulp", *HEURISTICS):
         result = exact if method == "exact" else pulp if method == "exact-pulp" else None
         result = result or run(inp, method)
-        pl.check_placement(inp, result)
+        check(inp, result)
         assert result.objective is not None
         assert result.objective <= exact.objective + 1e-4
     assert run(inp, "local-search").objective >= run(inp, "quasi").objective - 1e-9  # type: ignore[operator]
@@ -363,26 +385,27 @@ def test_exact_nodes_objective_spans_fewest_servers() -> None:
     old = (Job("o1", 4, 4, 60.0), Job("o2", 4, 4, 60.0))
     rows = Placement((PlacementRow("o1", "n0", 4), PlacementRow("o2", "n1", 4)))
     new = (Job("x", 2, 2, 60.0, 2), Job("y", 8, 8, 60.0), Job("z", 2, 2, 60.0))
-    inp = pl.parse(Instance("placement", cluster, (*old, *new), rows))
-    for solve in (pl.exact_cpsat, pl.exact_pulp):
+    inp = read(Instance("placement", cluster, (*old, *new), rows))
+    for solve in (exact_cpsat, exact_cbc):
         result = solve(inp, objective="nodes", time_limit=30)
         assert result.status == Status.OPTIMAL
+        assert result.decision is not None
         # All 14 GPUs fit; each job on one server: y on n2, x and z on the halves.
-        assert result.unplaced == ()
-        assert result.nodes_spanned == 3
+        assert result.decision.unplaced == ()
+        assert result.decision.nodes_spanned == 3
 
 
 def test_local_search_with_no_search_is_quasi_consolidation() -> None:
-    inp = pl.parse(pl.generate("16", 4))
-    assert local_search(inp, 1) == quasi_consolidate(inp)
-    assert pl.total_rw(inp, local_search(inp)) >= pl.total_rw(inp, quasi_consolidate(inp))
+    inp = read(generate("16", 4))
+    assert search_assign(inp, 1)[0] == quasi_assign(inp)
+    assert total_rw(inp, search_assign(inp)[0]) >= total_rw(inp, quasi_assign(inp))
 
 
 # --------------------------------------------------------------------------- example file
 
 
 def test_example_local_search_beats_quasi_and_matches_exact() -> None:
-    inp = pl.parse(load(EXAMPLE))
+    inp = read(load(EXAMPLE))
     ls, quasi, exact = (run(inp, m) for m in ("local-search", "quasi", "exact"))
     assert exact.status == Status.OPTIMAL
     assert exact.objective is not None
@@ -392,13 +415,13 @@ def test_example_local_search_beats_quasi_and_matches_exact() -> None:
 
 
 def test_solvers_are_pure_and_deterministic() -> None:
-    inst = pl.generate("16", 2)
+    inst = generate("16", 2)
     before = to_dict(inst)
-    inp = pl.parse(inst)
+    inp = read(inst)
     for method in HEURISTICS:
-        assert run(inp, method).rows == run(pl.parse(inst), method).rows
+        assert rows(run(inp, method)) == rows(run(read(inst), method))
     assert to_dict(inst) == before
-    assert to_dict(pl.generate("16", 2)) == before
+    assert to_dict(generate("16", 2)) == before
 
 
 # --------------------------------------------------------------------------- bad input
@@ -425,16 +448,16 @@ def test_bad_params_rejected_with_their_path(params: dict[str, Any], path: str) 
         Placement((PlacementRow("o", "n0", 1),)),
     )
     with pytest.raises(InvalidInstanceError) as err:
-        pl.parse(with_params(inst, **params))
+        read(with_params(inst, **params))
     assert err.value.path == path
 
 
 def test_elastic_workers_default_to_max_and_follow_params() -> None:
     inst = Instance("placement", nodes(2), (Job("a", 1, 4, 60.0),))
-    assert pl.parse(inst).workers == (4,)
-    assert pl.parse(with_params(inst, workers={"a": 2})).workers == (2,)
+    assert read(inst).job_workers == (4,)
+    assert read(with_params(inst, workers={"a": 2})).job_workers == (2,)
 
 
 def test_generate_rejects_unknown_sizes() -> None:
     with pytest.raises(InvalidInstanceError):
-        pl.generate("huge", 0)
+        generate("huge", 0)

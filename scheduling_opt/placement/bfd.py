@@ -35,15 +35,12 @@ rows produced, S servers and C = groups x types.
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Sequence
 
-from scheduling_opt.result import Status, timed
-from scheduling_opt.solvers.placement_core import (
-    Assignment,
-    PlacementInput,
-    PlacementResult,
-    make_result,
-)
+from scheduling_opt.placement.bounds import heuristic_solution
+from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
+from scheduling_opt.solution import Seed, Solution
 
 TRAIN, LOAN_FREE, LOAN_BASE, LOAN_FLEX = range(4)
 _N_GROUPS = 4
@@ -172,12 +169,35 @@ def bfd_order(inp: PlacementInput) -> list[int]:
 
 
 def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
-    """Aryl's best-fit decreasing: per job ``((server, workers), ...)`` or None."""
+    """Aryl's best-fit decreasing: per job ``((server, workers), ...)`` or None.
+
+    Parameters
+    ----------
+    inp : PlacementInput
+        The jobs to place and the free GPUs.
+
+    Returns
+    -------
+    list of (Assignment or None)
+        Per job (input order) its ``(server index, workers)`` pairs, None if
+        its workers do not all fit (all-or-nothing).
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+    >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
+    >>> bfd_assign(PlacementInput(cluster, [Job("a", 2, 2, 60.0, 4), Job("b", 9, 9, 60.0)]))
+    [((0, 2),), None]
+
+    References
+    ----------
+    Aryl §5.3.
+    """
     servers = _Servers(inp)
     all_types = tuple(range(inp.n_types))
     out: list[Assignment | None] = [None] * inp.n_jobs
     for j in bfd_order(inp):
-        gpw, n = inp.gpw[j], inp.workers[j]
+        gpw, n = inp.gpw[j], inp.job_workers[j]
         types = all_types if inp.job_type[j] < 0 else (inp.job_type[j],)
         if servers.room(types, gpw) < n:
             continue
@@ -191,7 +211,40 @@ def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
     return out
 
 
-def solve_bfd(inp: PlacementInput) -> PlacementResult:
-    """Run :func:`bfd_assign` and report its total allocation reward."""
-    assign, seconds = timed(lambda: bfd_assign(inp))
-    return make_result(inp, assign, Status.FEASIBLE, seconds, "bfd")
+def best_fit_decreasing(
+    inp: PlacementInput, *, seed: Seed = None, time_limit: float | None = None
+) -> Solution[PlacementDecision]:
+    """Aryl best-fit decreasing with the elastic/inelastic pool preferences (``bfd``).
+
+    Deterministic and bounded by work (one pass), so ``seed`` and
+    ``time_limit`` are accepted for the common calling convention only.
+
+    Parameters
+    ----------
+    inp : PlacementInput
+        The jobs to place and the free GPUs.
+    seed : int, numpy Generator or None
+        Unused (the method is deterministic).
+    time_limit : float, optional
+        Unused (one pass of O(J log J + P (C + log S))).
+
+    Returns
+    -------
+    Solution[PlacementDecision]
+        Status ``feasible``; ``objective`` the total reward RW; ``bound`` the
+        fractional-knapsack upper bound (:func:`~scheduling_opt.placement.upper_bound`).
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+    >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
+    >>> sol = best_fit_decreasing(PlacementInput(cluster, [Job("a", 6, 6, 60.0)]))
+    >>> sol.status.value, sol.objective, sol.decision.rows
+    ('feasible', 6.0, (('a', 'n0', 6),))
+
+    References
+    ----------
+    Aryl §5.3 (best-fit decreasing), §4 (on-loan servers, base and flexible groups).
+    """
+    start = time.perf_counter()
+    return heuristic_solution(inp, bfd_assign(inp), start)

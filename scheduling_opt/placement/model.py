@@ -1,0 +1,321 @@
+"""The placement input and decision, built from the shared model objects.
+
+Worker placement chooses servers for every worker of each job to place (or
+leaves the job unplaced) within the GPUs the current placement leaves free,
+the jobs' GPU types and the servers training may use; every method reports
+the total allocation reward RW (Chronus §3.4.2, Eq. 7): a job of G GPUs on
+k servers earns ``RW(k) = G * speed(k) / speed(k*)``, k* its consolidated
+span (the fewest servers that can hold it: ``ceil(n / max workers per
+server)``, ``ceil(G / 8)`` on 8-GPU nodes), and an unplaced job earns 0.
+
+:class:`PlacementInput` is validated at construction with the instance
+reader's rules and flattened once into per-server and per-job tuples that
+the algorithms index (their loops touch one element at a time, where tuples
+beat numpy arrays). A job's reward table stops at its widest possible span
+(one worker per eligible server), so a job of 10^9 workers costs no more
+than one of 10. Building the input is O(J S) for J jobs and S servers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import read_int
+from scheduling_opt.model import Cluster, Job, Placement, Server, used_gpus
+from scheduling_opt.placement._validate import (
+    check_jobs,
+    check_models,
+    check_placement_rows,
+    check_workers,
+)
+from scheduling_opt.placement.reward import reward_table, span_of
+from scheduling_opt.scaling import Log2Model, SpeedModel
+
+#: Chronus §5.3: the joint search space of the exhaustively searched jobs.
+DEFAULT_SEARCH_SPACE = 100_000
+
+Assignment = tuple[tuple[int, int], ...]
+"""One job's placement: ``((server index, workers), ...)``, servers ascending."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PlacementInput:
+    """Jobs to place on a cluster with a current placement: the typed input.
+
+    Built from model objects only; validated like an instance file (errors
+    name the field: ``jobs[2].gpu_type``, ``placement[0].workers``,
+    ``workers.a``, ``models.a``, ``search_space``). Jobs with rows in
+    ``placement`` are running; the others are to place.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        Servers and GPU types.
+    jobs : sequence of Job
+        Every job: the running ones (with placement rows) and those to place.
+    placement : Placement, optional
+        The current placement (its GPUs are not free).
+    workers : mapping of str to int, optional
+        Workers of an elastic job to place (``min..max_workers``; default
+        ``max_workers``).
+    models : mapping of str to str, optional
+        Each job's model name in ``speed`` (default: ``speed``'s default).
+    speed : SpeedModel, optional
+        Placement sensitivity (default log2 with t1 = 1, t2 = 1.5).
+    search_space : int, optional
+        Local search's |S| (default 100,000, Chronus §5.3).
+
+    Attributes
+    ----------
+    server_ids, cap, free, loan, busy, server_type : tuple
+        Per training-usable server (index ``s``, file order): id, GPUs, GPUs
+        the current placement leaves free, an inference server on loan,
+        already running workers, index of its GPU type (``n_types`` types).
+    job_ids, job_workers, gpw, base, elastic, job_type, job_models : tuple
+        Per job to place (index ``j``, file order): id, workers to place,
+        GPUs per worker, base demand (``min_workers``; all workers for an
+        inelastic job), elastic, GPU type index (-1: any), model name.
+    eligible : tuple of tuple of int
+        The servers of each job's GPU type.
+    k_star : tuple of int
+        Consolidated span (``job_workers + 1`` if no server holds a worker).
+    rw : tuple of tuple of float
+        ``rw[j][k]``: Eq. (7) reward on k servers, ``k`` = 0..``max_span(j)``.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+    >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
+    >>> inp = PlacementInput(cluster, [Job("a", 12, 12, 60.0)])
+    >>> inp.free, inp.k_star, inp.rw[0][2]
+    ((8, 8), (2,), 12.0)
+
+    References
+    ----------
+    Chronus §3.4.2 (Eq. 7), §5.3 (|S|); Aryl §5.3 (pools, elastic jobs).
+    """
+
+    cluster: Cluster
+    jobs: Sequence[Job]
+    placement: Placement = field(default_factory=Placement)
+    workers: Mapping[str, int] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)
+    speed: SpeedModel = field(default_factory=Log2Model)
+    search_space: int = DEFAULT_SEARCH_SPACE
+    server_ids: tuple[str, ...] = field(init=False)
+    cap: tuple[int, ...] = field(init=False)
+    free: tuple[int, ...] = field(init=False)
+    loan: tuple[bool, ...] = field(init=False)
+    busy: tuple[bool, ...] = field(init=False)
+    server_type: tuple[int, ...] = field(init=False)
+    n_types: int = field(init=False)
+    job_ids: tuple[str, ...] = field(init=False)
+    job_workers: tuple[int, ...] = field(init=False)
+    gpw: tuple[int, ...] = field(init=False)
+    base: tuple[int, ...] = field(init=False)
+    elastic: tuple[bool, ...] = field(init=False)
+    job_type: tuple[int, ...] = field(init=False)
+    job_models: tuple[str | None, ...] = field(init=False)
+    eligible: tuple[tuple[int, ...], ...] = field(init=False)
+    k_star: tuple[int, ...] = field(init=False)
+    rw: tuple[tuple[float, ...], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cluster, Cluster):
+            raise InvalidInstanceError("cluster", f"must be a Cluster, got {self.cluster!r}")
+        if not isinstance(self.placement, Placement):
+            raise InvalidInstanceError("placement", f"must be a Placement, got {self.placement!r}")
+        if not callable(getattr(self.speed, "speed", None)) or not callable(
+            getattr(self.speed, "knows", None)
+        ):
+            raise InvalidInstanceError("speed", f"must be a SpeedModel, got {self.speed!r}")
+        jobs = tuple(self.jobs)
+        by_id = check_jobs(self.cluster, jobs)
+        check_placement_rows(self.cluster, by_id, self.placement)
+        placed = set(self.placement.jobs())
+        model_of = check_models(self.models, by_id, self.speed)
+        count_of = check_workers(self.workers, by_id, placed)
+        read_int(self.search_space, "search_space", 1)
+        set_ = object.__setattr__
+        set_(self, "jobs", jobs)
+        set_(self, "workers", MappingProxyType(count_of))
+        set_(self, "models", MappingProxyType(model_of))
+        self._flatten([j for j in jobs if j.id not in placed], by_id, count_of, model_of)
+
+    def _flatten(
+        self,
+        todo: list[Job],
+        by_id: Mapping[str, Job],
+        count_of: Mapping[str, int],
+        model_of: Mapping[str, str],
+    ) -> None:
+        servers: list[Server] = [s for s in self.cluster.servers if s.usable_for_training]
+        used = used_gpus(self.placement, by_id)
+        free = [s.gpus - used.get(s.id, 0) for s in servers]
+        type_index = {t.name: i for i, t in enumerate(self.cluster.gpu_types)}
+        server_type = tuple(type_index[s.gpu_type] for s in servers)
+        every = tuple(range(len(servers)))
+        by_type = {t: tuple(s for s in every if server_type[s] == t) for t in type_index.values()}
+        eligible, job_type, n_workers, k_star, rw = [], [], [], [], []
+        for job in todo:
+            t = -1 if job.gpu_type is None else type_index[job.gpu_type]
+            elig = every if t < 0 else by_type[t]
+            n = count_of.get(job.id, job.max_workers)
+            k = span_of(n, job.gpus_per_worker, [servers[s].gpus for s in elig])
+            eligible.append(elig)
+            job_type.append(t)
+            n_workers.append(n)
+            k_star.append(k)
+            last = min(n, len(elig))
+            model = model_of.get(job.id)
+            rw.append(reward_table(self.speed, model, n, job.gpus_per_worker, k, last))
+        values: dict[str, Any] = {
+            "server_ids": tuple(s.id for s in servers),
+            "cap": tuple(s.gpus for s in servers),
+            "free": tuple(free),
+            "loan": tuple(s.on_loan for s in servers),
+            "busy": tuple(f < s.gpus for f, s in zip(free, servers, strict=True)),
+            "server_type": server_type,
+            "n_types": len(type_index),
+            "job_ids": tuple(job.id for job in todo),
+            "job_workers": tuple(n_workers),
+            "gpw": tuple(job.gpus_per_worker for job in todo),
+            "base": tuple(
+                job.min_workers if job.elastic else n
+                for job, n in zip(todo, n_workers, strict=True)
+            ),
+            "elastic": tuple(job.elastic for job in todo),
+            "job_type": tuple(job_type),
+            "job_models": tuple(model_of.get(job.id) for job in todo),
+            "eligible": tuple(eligible),
+            "k_star": tuple(k_star),
+            "rw": tuple(rw),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_servers(self) -> int:
+        """Training-usable servers."""
+        return len(self.server_ids)
+
+    @property
+    def n_jobs(self) -> int:
+        """Jobs to place."""
+        return len(self.job_ids)
+
+    def gpus(self, j: int) -> int:
+        """GPUs of job ``j``: workers times GPUs per worker."""
+        return self.job_workers[j] * self.gpw[j]
+
+    def max_span(self, j: int) -> int:
+        """The most servers job ``j`` can span: one worker each."""
+        return min(self.job_workers[j], len(self.eligible[j]))
+
+    def best_rw(self, j: int) -> float:
+        """The largest reward job ``j`` can earn on any span."""
+        return max(self.rw[j])
+
+    def spans(self, j: int) -> range:
+        """The placement solutions A_j of job ``j``: its possible spans."""
+        return range(self.k_star[j], self.max_span(j) + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementDecision:
+    """Where each placed job's workers go, the unplaced jobs and the total RW.
+
+    Attributes
+    ----------
+    rows : tuple of (str, str, int)
+        ``(job, server, workers)``, jobs in input order, servers in index order.
+    unplaced : tuple of str
+        Jobs to place that got no GPUs, in input order.
+    reward : float
+        Total allocation reward (Eq. 7 summed over the placed jobs).
+    nodes_spanned : int
+        Servers summed over the placed jobs.
+    """
+
+    rows: tuple[tuple[str, str, int], ...]
+    unplaced: tuple[str, ...]
+    reward: float
+    nodes_spanned: int
+
+    def servers_of(self, job_id: str) -> dict[str, int]:
+        """``{server: workers}`` of one placed job (empty if unplaced)."""
+        return {s: w for j, s, w in self.rows if j == job_id}
+
+
+def total_rw(inp: PlacementInput, assign: Sequence[Assignment | None]) -> float:
+    """Chronus Eq. (7): the sum of the placed jobs' rewards RW(span), O(J).
+
+    Parameters
+    ----------
+    inp : PlacementInput
+        The input whose reward tables are read.
+    assign : sequence of (Assignment or None)
+        Per job its ``(server index, workers)`` pairs (None or empty: unplaced).
+
+    Returns
+    -------
+    float
+        ``sum RW_j(span_j)`` over the placed jobs (exactly rounded).
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+    >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
+    >>> inp = PlacementInput(cluster, [Job("a", 8, 8, 60.0), Job("b", 4, 4, 60.0)])
+    >>> total_rw(inp, [((0, 4), (1, 4)), None])  # 8 GPUs on 2 nodes: 8 / 1.5
+    5.333333333333333
+
+    References
+    ----------
+    Chronus §3.4.2, Eq. (7).
+    """
+    return math.fsum(inp.rw[j][len(a)] for j, a in enumerate(assign) if a)
+
+
+def decide(inp: PlacementInput, assign: Sequence[Assignment | None]) -> PlacementDecision:
+    """The decision of placing job ``j`` as ``assign[j]`` (None or empty: unplaced).
+
+    Parameters
+    ----------
+    inp : PlacementInput
+        The input (server and job ids, reward tables).
+    assign : sequence of (Assignment or None)
+        Per job its ``(server index, workers)`` pairs.
+
+    Returns
+    -------
+    PlacementDecision
+        Rows by job then server index, the unplaced jobs, the total reward
+        and the servers spanned.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+    >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
+    >>> inp = PlacementInput(cluster, [Job("a", 8, 8, 60.0), Job("b", 4, 4, 60.0)])
+    >>> decide(inp, [None, ((1, 4),)])
+    PlacementDecision(rows=(('b', 'n1', 4),), unplaced=('a',), reward=4.0, nodes_spanned=1)
+
+    References
+    ----------
+    Chronus §3.4.2, Eq. (7).
+    """
+    rows = tuple(
+        (inp.job_ids[j], inp.server_ids[s], w)
+        for j, a in enumerate(assign)
+        if a
+        for s, w in sorted(a)
+    )
+    unplaced = tuple(inp.job_ids[j] for j, a in enumerate(assign) if not a)
+    spanned = sum(len(a) for a in assign if a)
+    return PlacementDecision(rows, unplaced, total_rw(inp, assign), spanned)
