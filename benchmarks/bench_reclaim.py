@@ -8,26 +8,36 @@ Usage::
 Methods table: for each size (on-loan 8-GPU servers, ~2x jobs, N_R = n/4)
 and seed, every method of the ``reclaim`` problem runs ``--repeats`` times
 (the median time is kept: the machine's 2 cores are shared), every answer
-passes ``check_reclaim``, and the gap of a method on an instance is
-``(h - opt) / max(opt, 1)`` on the preempted-job count, ``opt`` from
-``exact``. Study table: the exact model's steps switched on one at a time
-(see :class:`~scheduling_opt.solvers.reclaim_exact.ModelConfig`), then the
-final model on each backend.
+passes :func:`scheduling_opt.reclaim.check`, and the gap of a method on an
+instance is ``(h - opt) / max(opt, 1)`` on the preempted-job count, ``opt``
+from ``exact``; "certified gap" is the same with the method's own ``bound``
+in place of ``opt`` (what a user knows without running ``exact``). Study
+table: the exact model's steps switched on one at a time (see
+:class:`scheduling_opt.reclaim.ModelConfig`), then the final model on each
+backend.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import math
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from scheduling_opt.result import SolveOptions, Status
-from scheduling_opt.solvers import reclaim as rc
-from scheduling_opt.solvers.reclaim_exact import ModelConfig, model_size
+from scheduling_opt.reclaim import (
+    ModelConfig,
+    ReclaimDecision,
+    ReclaimInput,
+    check,
+    exact,
+    model_size,
+)
+from scheduling_opt.reclaim.io import PROBLEM, generate, read
+from scheduling_opt.solution import DEFAULT_TIME_LIMIT, Solution, Status
 
 STUDY: tuple[tuple[str, ModelConfig], ...] = (
     (
@@ -70,66 +80,73 @@ class Row:
     preempted: list[int]
     collateral: list[int]
     gaps: list[float]
+    certified: list[float]
     times: list[float]
     proved: int = 0
 
 
-def median_run(run: Callable[[], rc.ReclaimResult], repeats: int) -> rc.ReclaimResult:
+Sol = Solution[ReclaimDecision]
+
+
+def median_run(run: Callable[[], Sol], repeats: int) -> Sol:
     """One result, with its seconds replaced by the median over ``repeats`` runs."""
     results = [run() for _ in range(repeats)]
-    seconds = statistics.median(r.seconds for r in results)
-    first = results[0]
-    return rc.ReclaimResult(
-        first.status,
-        first.objective,
-        seconds,
-        first.servers,
-        first.preempted_jobs,
-        first.scaled_in,
-        first.collateral_gpus,
-        first.method,
-    )
+    return results[0].with_(seconds=statistics.median(r.seconds for r in results))
+
+
+def decision(sol: Sol) -> ReclaimDecision:
+    assert sol.decision is not None
+    return sol.decision
 
 
 def methods_table(sizes: Sequence[int], seeds: int, repeats: int, limit: float) -> str:
-    names = [m.name for m in rc.PROBLEM.methods]
+    names = [m.name for m in PROBLEM.methods]
     out = [
-        "| servers | method | mean preempted | mean gap to exact | max gap | mean collateral GPUs | median time | proved optimal |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| servers | method | mean preempted | mean gap to exact | max gap | mean certified gap | mean collateral GPUs | median time | proved optimal |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
-        rows = {m: Row([], [], [], []) for m in names}
+        rows = {m: Row([], [], [], [], []) for m in names}
         for seed in range(seeds):
-            inp = rc.parse(rc.generate(str(n), seed))
+            inp = read(generate(str(n), seed))
             results = {}
             for m in names:
-                method = rc.PROBLEM.method(m)
+                method = PROBLEM.method(m)
                 reps = 1 if method.exact and n >= 150 else repeats
-                opts = SolveOptions(seed=seed, time_limit=limit)
-                solve = functools.partial(method.run, inp, opts)
-                results[m] = median_run(solve, reps)  # type: ignore[arg-type]
-                rc.check_reclaim(inp, results[m])
-            opt = len(results["exact"].preempted_jobs)
+                solve = functools.partial(method.run, inp, seed=seed, time_limit=limit)
+                results[m] = median_run(solve, reps)
+                check(inp, results[m])
+            opt = len(decision(results["exact"]).preempted_jobs)
             for m, r in results.items():
                 row = rows[m]
-                row.preempted.append(len(r.preempted_jobs))
-                row.collateral.append(r.collateral_gpus)
-                row.gaps.append((len(r.preempted_jobs) - opt) / max(opt, 1))
+                row.preempted.append(len(decision(r).preempted_jobs))
+                row.collateral.append(decision(r).collateral_gpus)
+                row.gaps.append((len(decision(r).preempted_jobs) - opt) / max(opt, 1))
+                row.certified.append(math.nan if r.gap is None else r.gap)
                 row.times.append(r.seconds)
                 row.proved += r.status is Status.OPTIMAL
             log(
                 f"  n={n} seed={seed}: "
-                + ", ".join(f"{m}={len(r.preempted_jobs)}" for m, r in results.items())
+                + ", ".join(f"{m}={len(decision(r).preempted_jobs)}" for m, r in results.items())
             )
         for m in names:
             row = rows[m]
             out.append(
                 f"| {n} | {m} | {statistics.mean(row.preempted):.1f} | "
                 f"{100 * statistics.mean(row.gaps):.2f}% | {100 * max(row.gaps):.1f}% | "
-                f"{statistics.mean(row.collateral):.1f} | {fmt_time(statistics.median(row.times))} | "
-                f"{row.proved}/{seeds} |"
+                f"{fmt_certified(row.certified)} | {statistics.mean(row.collateral):.1f} | "
+                f"{fmt_time(statistics.median(row.times))} | {row.proved}/{seeds} |"
             )
     return "\n".join(out)
+
+
+def fmt_certified(gaps: list[float]) -> str:
+    """Mean certified gap over the runs that have a bound (``n/a`` if none has)."""
+    known = [g for g in gaps if not math.isnan(g)]
+    if not known:
+        return "n/a"
+    text = f"{100 * statistics.mean(known):.1f}%"
+    return text if len(known) == len(gaps) else f"{text} ({len(known)}/{len(gaps)} bounded)"
 
 
 def fmt_time(seconds: float) -> str:
@@ -142,15 +159,15 @@ def study_table(sizes: Sequence[int], seeds: int, limit: float) -> str:
         "|---:|---|---:|---:|---:|---:|",
     ]
     for n in sizes:
-        inputs = [rc.parse(rc.generate(str(n), seed)) for seed in range(seeds)]
+        inputs: list[ReclaimInput] = [read(generate(str(n), seed)) for seed in range(seeds)]
         for name, config in STUDY:
             times, proved, size = [], 0, ""
             for inp in inputs:
                 start = time.perf_counter()
-                result = rc.reclaim_exact(inp, time_limit=limit, config=config)
+                result = exact(inp, time_limit=limit, config=config)
                 times.append(time.perf_counter() - start)
                 proved += result.status is Status.OPTIMAL
-                rc.check_reclaim(inp, result)
+                check(inp, result)
                 classes, kept = model_size(inp, config)
                 size = f"{classes} + {kept}"
             log(f"  study n={n} {name}: {[round(t, 2) for t in times]}")
@@ -166,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 60, 150, 500])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5, help="runs per heuristic (median time)")
-    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
     parser.add_argument("--study-sizes", type=int, nargs="+", default=[150, 500])
     parser.add_argument("--study-seeds", type=int, default=3)
     parser.add_argument("--no-study", action="store_true")

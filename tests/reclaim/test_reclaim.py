@@ -13,32 +13,50 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
-from scheduling_opt.instance import Instance, load, loads, to_dict
+from scheduling_opt.io.instance import Instance, load, loads, to_dict
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
-from scheduling_opt.result import SolveOptions, Status
-from scheduling_opt.solvers import reclaim as rc
-from scheduling_opt.solvers.reclaim_exact import ModelConfig
-from scheduling_opt.solvers.registry import get_problem
+from scheduling_opt.reclaim import (
+    ModelConfig,
+    ReclaimDecision,
+    ReclaimInput,
+    aryl,
+    aryl_plus,
+    check,
+    exact,
+)
+from scheduling_opt.reclaim._greedy import Greedy
+from scheduling_opt.reclaim.io import encode, generate, read
+from scheduling_opt.reclaim.model import solution_of
+from scheduling_opt.registry import get_problem
+from scheduling_opt.solution import Solution, Status
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 FIG5 = INSTANCES / "reclaim-aryl-fig5.json"
 PROBLEM = get_problem("reclaim")
 METHODS = [m.name for m in PROBLEM.methods]
 
 
-def run(inst: Instance | rc.ReclaimInput, method: str, seed: int = 0) -> rc.ReclaimResult:
-    inp = inst if isinstance(inst, rc.ReclaimInput) else rc.parse(inst)
-    result = PROBLEM.method(method).run(inp, SolveOptions(seed=seed, time_limit=30))
-    assert isinstance(result, rc.ReclaimResult)
+Sol = Solution[ReclaimDecision]
+
+
+def run(inst: Instance | ReclaimInput, method: str, seed: int = 0) -> Sol:
+    inp = inst if isinstance(inst, ReclaimInput) else read(inst)
+    result = PROBLEM.method(method).run(inp, seed=seed, time_limit=30)
+    assert isinstance(result.decision, ReclaimDecision)
     return result
 
 
-def brute_force(inp: rc.ReclaimInput) -> tuple[int, int]:
+def servers(result: Sol) -> tuple[str, ...]:
+    assert result.decision is not None
+    return result.decision.servers
+
+
+def brute_force(inp: ReclaimInput) -> tuple[int, int]:
     """The best (preempted, collateral) over every N_R-subset of on-loan servers."""
     best = None
     for chosen in itertools.combinations(range(inp.n_servers), inp.n_reclaim):
-        r = rc.make_result(inp, chosen, Status.FEASIBLE, 0.0, "brute")
-        best = r.key if best is None else min(best, r.key)
+        key = inp.decide(chosen).key
+        best = key if best is None else min(best, key)
     assert best is not None
     return best
 
@@ -66,8 +84,8 @@ def test_fig5_gpu_counts_match_table1() -> None:
 
 
 def test_fig5_server_fraction_costs_match_table1() -> None:
-    inp = rc.parse(load(FIG5))
-    state = rc._Greedy(inp)
+    inp = read(load(FIG5))
+    state = Greedy(inp)
     scale = max(state.share)  # job b's single server: 1/|S_b| = 1
     costs = [Fraction(c, scale) for c in state.cost]
     assert costs == [Fraction(x) for x in ("0.5", "0.5", "1", "0.5", "1", "0.5")]
@@ -75,10 +93,11 @@ def test_fig5_server_fraction_costs_match_table1() -> None:
 
 @pytest.mark.parametrize("method", ["aryl", "aryl-plus", "exact", "exact-pulp"])
 def test_fig5_optimum_is_one_preemption(method: str) -> None:
-    inst = load(FIG5)
-    result = run(inst, method)
-    rc.check_reclaim(inst, result)
-    assert result.decision() == {
+    inp = read(load(FIG5))
+    result = run(inp, method)
+    check(inp, result)
+    assert result.decision is not None
+    assert encode(result.decision) == {
         "servers": ["1", "2"],
         "preempted_jobs": ["a"],
         "scaled_in": {},
@@ -92,20 +111,20 @@ def test_fig5_unlucky_order_misleads_aryl_but_not_ours() -> None:
     doc = json.loads(FIG5.read_text())
     doc["cluster"]["servers"].reverse()
     inst = loads(json.dumps(doc))
-    aryl = rc.reclaim_aryl(inst)
-    assert aryl.servers == ("6", "5")
-    assert aryl.key == (2, 8)
-    plus = rc.reclaim_aryl_plus(inst)
+    first = aryl(read(inst))
+    assert servers(first) == ("6", "5")
+    assert first.key == (2, 8)
+    plus = aryl_plus(read(inst))
     assert plus.key == (1, 0)
-    assert set(plus.servers) == {"1", "2"}
+    assert set(servers(plus)) == {"1", "2"}
 
 
 def test_fig5_single_server_is_exhaustive() -> None:
     inst = with_params(load(FIG5), servers_to_reclaim=1)
     # Every server preempts one job; server 5 preempts two. Ties on count go
     # to the least collateral: server 3 (job b lives there alone).
-    assert rc.reclaim_aryl(inst).decision()["servers"] == ["3"]
-    assert rc.reclaim_aryl(inst).key == (1, 0)
+    assert servers(aryl(read(inst))) == ("3",)
+    assert aryl(read(inst)).key == (1, 0)
 
 
 # --------------------------------------------------------------------------- semantics
@@ -135,10 +154,11 @@ def _elastic_instance(n_reclaim: int) -> Instance:
 
 
 def test_elastic_job_scales_in_and_inelastic_job_is_preempted() -> None:
-    inst = _elastic_instance(2)
-    result = run(inst, "exact")
-    rc.check_reclaim(inst, result)
-    assert result.decision() == {
+    inp = read(_elastic_instance(2))
+    result = run(inp, "exact")
+    check(inp, result)
+    assert result.decision is not None
+    assert encode(result.decision) == {
         "servers": ["i1", "i2"],
         "preempted_jobs": ["f"],
         "scaled_in": {"e": 4},
@@ -151,15 +171,15 @@ def test_free_server_goes_first() -> None:
     inst = _elastic_instance(1)
     for method in METHODS:
         if method != "random":
-            assert run(inst, method).decision()["servers"] == ["i1"], method
+            assert servers(run(inst, method)) == ("i1",), method
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_zero_and_all_servers(method: str) -> None:
     inst = _elastic_instance(0)
-    assert run(inst, method).decision()["servers"] == []
+    assert servers(run(inst, method)) == ()
     everything = run(_elastic_instance(2), method)
-    assert sorted(everything.servers) == ["i1", "i2"]
+    assert sorted(servers(everything)) == ["i1", "i2"]
 
 
 # --------------------------------------------------------------------------- invalid input
@@ -169,34 +189,44 @@ def test_zero_and_all_servers(method: str) -> None:
 def test_bad_servers_to_reclaim_is_rejected(value: object) -> None:
     inst = with_params(load(FIG5), servers_to_reclaim=value)
     with pytest.raises(InvalidInstanceError) as err:
-        rc.parse(inst)
+        read(inst)
     assert err.value.path == "params.servers_to_reclaim"
 
 
 def test_missing_field_and_cluster_are_rejected() -> None:
     with pytest.raises(InvalidInstanceError) as err:
-        rc.parse(with_params(load(FIG5)))
+        read(with_params(load(FIG5)))
     assert err.value.path == "params.servers_to_reclaim"
     with pytest.raises(InvalidInstanceError) as err:
-        rc.parse(Instance("reclaim", params={"servers_to_reclaim": 0}))
+        read(Instance("reclaim", params={"servers_to_reclaim": 0}))
     assert err.value.path == "cluster"
 
 
 def test_checker_rejects_wrong_answers() -> None:
-    inst = load(FIG5)
-    inp = rc.parse(inst)
-    good = run(inp, "exact")
+    inp = read(load(FIG5))
+    good = servers(run(inp, "exact"))
+
+    def claim(
+        objective: float,
+        chosen: tuple[str, ...],
+        preempted: tuple[str, ...],
+        scaled: tuple[tuple[str, int], ...],
+        collateral: int,
+    ) -> Sol:
+        decision = ReclaimDecision(chosen, preempted, scaled, collateral)
+        return Solution(Status.FEASIBLE, objective, decision, key=(objective, collateral))
+
     bad_results = [
-        rc.make_result(inp, [0], Status.FEASIBLE, 0.0, "x"),
-        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, ("1", "1"), ("a",), (), 0),
-        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, ("1", "9"), ("a",), (), 0),
-        rc.ReclaimResult(Status.FEASIBLE, 0.0, 0.0, good.servers, (), (), 0),
-        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, good.servers, ("a",), (), 4),
-        rc.ReclaimResult(Status.FEASIBLE, 1.0, 0.0, good.servers, ("a",), (("b", 1),), 0),
+        solution_of(inp, [0], Status.FEASIBLE, 0.0),
+        claim(1.0, ("1", "1"), ("a",), (), 0),
+        claim(1.0, ("1", "9"), ("a",), (), 0),
+        claim(0.0, good, (), (), 0),
+        claim(1.0, good, ("a",), (), 4),
+        claim(1.0, good, ("a",), (("b", 1),), 0),
     ]
     for bad in bad_results:
         with pytest.raises(VerificationError):
-            rc.check_reclaim(inst, bad)
+            check(inp, bad)
 
 
 # --------------------------------------------------------------------------- properties
@@ -235,11 +265,11 @@ def small_instances(draw: st.DrawFn, max_servers: int = 8) -> Instance:
 @settings(max_examples=80, deadline=None)
 @given(small_instances(max_servers=10))
 def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:
-    inp = rc.parse(inst)
+    inp = read(inst)
     results = {m: run(inp, m, seed=3) for m in METHODS}
     for method, result in results.items():
-        rc.check_reclaim(inp, result)
-        assert len(set(result.servers)) == inp.n_reclaim, method
+        check(inp, result)
+        assert len(set(servers(result))) == inp.n_reclaim, method
         assert result.status is (Status.OPTIMAL if method.startswith("exact") else Status.FEASIBLE)
     best = brute_force(inp)
     assert results["exact"].key == best
@@ -253,59 +283,59 @@ def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:
 @settings(max_examples=30, deadline=None)
 @given(small_instances(max_servers=10))
 def test_exact_model_variants_agree_with_brute_force(inst: Instance) -> None:
-    inp = rc.parse(inst)
+    inp = read(inst)
     best = brute_force(inp)
     for config in (
         ModelConfig(reduce=False, tight=False, disaggregate=False, direct=False, merge=False),
         ModelConfig(lexicographic=False),
         ModelConfig(backend="cpsat"),
     ):
-        assert rc.reclaim_exact(inp, config=config).key == best, config
+        assert exact(inp, config=config).key == best, config
 
 
 # --------------------------------------------------------------------------- generator, files
 
 
 def test_generator_is_seeded_and_shaped() -> None:
-    a, b = rc.generate("60", 5), rc.generate("60", 5)
+    a, b = generate("60", 5), generate("60", 5)
     assert a == b
-    assert a != rc.generate("60", 6)
-    inp = rc.parse(a)
+    assert a != generate("60", 6)
+    inp = read(a)
     assert inp.n_servers == 60
     assert inp.n_reclaim == 15
     assert 100 <= len(a.jobs) <= 120
     assert any(j.elastic for j in a.jobs)
     assert loads(json.dumps(to_dict(a))) == a
     with pytest.raises(InvalidInstanceError):
-        rc.generate("big", 0)
+        generate("big", 0)
 
 
 def test_random_is_seeded() -> None:
-    inp = rc.parse(rc.generate("20", 1))
-    assert run(inp, "random", 4).servers == run(inp, "random", 4).servers
-    assert run(inp, "aryl-plus", 4).servers == run(inp, "aryl-plus", 4).servers
+    inp = read(generate("20", 1))
+    assert servers(run(inp, "random", 4)) == servers(run(inp, "random", 4))
+    assert servers(run(inp, "aryl-plus", 4)) == servers(run(inp, "aryl-plus", 4))
 
 
 @pytest.mark.parametrize("path", sorted(INSTANCES.glob("reclaim-*.json")), ids=lambda p: p.name)
 def test_instance_files_solve_and_check(path: Path) -> None:
     inst = load(path)
     for method in ("aryl", "scf", "random"):
-        rc.check_reclaim(inst, PROBLEM.solve(inst, method))
+        check(read(inst), PROBLEM.solve(inst, method))
 
 
 def test_exact_reports_time_limit_honestly() -> None:
-    inp = rc.parse(load(INSTANCES / "reclaim-n150.json"))
-    result = rc.reclaim_exact(inp, time_limit=0.01)
+    inp = read(load(INSTANCES / "reclaim-n150.json"))
+    result = exact(inp, time_limit=0.01)
     assert result.status in (Status.OPTIMAL, Status.TIME_LIMIT)
-    rc.check_reclaim(inp, result)
+    check(inp, result)
 
 
 def test_heuristics_never_beat_exact_on_generated() -> None:
-    inp = rc.parse(rc.generate("20", 2))
+    inp = read(generate("20", 2))
     best = run(inp, "exact")
     assert best.status is Status.OPTIMAL
     assert best.key == run(inp, "exact-pulp").key
     for method in METHODS:
         result = run(inp, method)
-        rc.check_reclaim(inp, result)
+        check(inp, result)
         assert result.key >= best.key

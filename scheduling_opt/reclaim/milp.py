@@ -1,9 +1,10 @@
-"""Exact reclaiming: the MILP of Aryl's server reclaiming, and its reductions.
+"""The reclaim MILP as matrices, its reductions, and the three backends that solve them.
 
 Choose N_R on-loan servers (x_s binary) and flag preempted jobs (p_j binary)
 so that a job losing more workers than its slack is flagged; minimize the
 flags, then the collateral GPUs. Paper: Aryl §4 (the optimum of §7.3's
-exhaustive search); NP-hard, so exponential in the worst case.
+exhaustive search); NP-hard, so exponential in the worst case. Building the
+matrices is O(P) for P placement rows.
 
 The model (one row per job that some choice can preempt)::
 
@@ -26,34 +27,33 @@ same workers of the same kept jobs (``merge``: such servers are
 interchangeable, x_s becomes y_c in 0..|c|); the per-server rows
 (``disaggregate``); the ``direct`` collateral. ``backend``: HiGHS via scipy
 (default, measured fastest), CP-SAT or CBC on the very same matrices.
-
-:func:`solve_pulp_model` is the independent PuLP formulation (one weighted
-objective, collateral linearized with z_js = p_j x_s), for cross-checking.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from scheduling_opt.exact import solve_cpsat, solve_milp, solve_pulp
-from scheduling_opt.result import Status
+from scheduling_opt.reclaim.model import ReclaimInput
+from scheduling_opt.solution import Status
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
-
-    from scheduling_opt.solvers.reclaim import ReclaimInput
 
 Backend = Literal["highs", "cpsat", "cbc"]
 
 
 @dataclass(frozen=True, slots=True)
 class ModelConfig:
-    """Which model improvements to apply, and on which backend."""
+    """Which model improvements to apply, and on which backend.
+
+    Every switch on (the default) is the model of the ``exact`` method; the
+    others exist for the study in ``benchmarks/bench_reclaim.py``.
+    """
 
     reduce: bool = True
     tight: bool = True
@@ -65,17 +65,7 @@ class ModelConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class ExactOutcome:
-    """Chosen server indices (None: no solution found in time) and what the run proved."""
-
-    status: Status
-    chosen: list[int] | None
-    seconds: float
-    stats: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class _Rows:
+class Rows:
     """A linear model: ``lo <= A x <= hi``, variable bounds, integrality, cost."""
 
     a: csr_matrix
@@ -88,15 +78,28 @@ class _Rows:
 
 
 @dataclass(frozen=True, slots=True)
-class _Reduced:
+class Reduced:
     """Kept jobs and server classes: ``classes[k]`` lists interchangeable servers."""
 
     jobs: list[int]
     classes: list[list[int]]
     columns: list[dict[int, int]]
 
+    def unmerge(self, x: NDArray[np.float64]) -> list[int]:
+        """Servers from class counts: the first y_k members of class k (file order)."""
+        chosen: list[int] = []
+        for c, members in enumerate(self.classes):
+            chosen.extend(members[: round(float(x[c]))])
+        return sorted(chosen)
 
-def _reduce(inp: ReclaimInput, config: ModelConfig) -> _Reduced:
+    def count(self, x: NDArray[np.float64]) -> int:
+        """The number of preempted-job flags set in ``x``."""
+        k, m = len(self.classes), len(self.jobs)
+        return round(float(x[k : k + m].sum()))
+
+
+def reduce(inp: ReclaimInput, config: ModelConfig) -> Reduced:
+    """The kept jobs and the server classes of the model ``config`` builds."""
     jobs = [j for j in range(inp.n_jobs) if inp.can_preempt(j) or not config.reduce]
     pos = {j: i for i, j in enumerate(jobs)}
     groups: dict[tuple[tuple[int, int], ...], list[int]] = {}
@@ -111,21 +114,28 @@ def _reduce(inp: ReclaimInput, config: ModelConfig) -> _Reduced:
         groups[col] = members
         classes.append(members)
         columns.append(dict(col))
-    return _Reduced(jobs, classes, columns)
+    return Reduced(jobs, classes, columns)
 
 
 def model_size(inp: ReclaimInput, config: ModelConfig | None = None) -> tuple[int, int]:
-    """(server classes, jobs kept) of the model ``config`` builds for ``inp``."""
-    red = _reduce(inp, config or ModelConfig())
+    """(server classes, jobs kept) of the model ``config`` builds for ``inp``.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Server, Placement
+    >>> servers = tuple(Server(f"i{k}", "T4", 8, "inference", True) for k in (1, 2))
+    >>> inp = ReclaimInput(Cluster((GpuType("T4"),), servers), (), Placement(), 1)
+    >>> model_size(inp)  # two empty servers are one class
+    (1, 0)
+    """
+    red = reduce(inp, config or ModelConfig())
     return len(red.classes), len(red.jobs)
 
 
-def _build(
-    inp: ReclaimInput, red: _Reduced, config: ModelConfig, stage: int, best_count: int
-) -> _Rows:
+def build(inp: ReclaimInput, red: Reduced, config: ModelConfig, stage: int, best: int) -> Rows:
     """Variables: y_k (classes), p_j (kept jobs), then u_j when collateral counts.
 
-    ``stage`` 1: count only; 2: collateral with count <= ``best_count``;
+    ``stage`` 1: count only; 2: collateral with count <= ``best``;
     0: one weighted objective (count * BIG + collateral).
     """
     k, m = len(red.classes), len(red.jobs)
@@ -183,7 +193,7 @@ def _build(
             for c, w in by_job[i]:
                 cost[c] -= inp.gpw[j] * w
     if stage == 2:
-        row([(k + i, 1.0) for i in range(m)], -np.inf, best_count)
+        row([(k + i, 1.0) for i in range(m)], -np.inf, best)
     var_hi = np.concatenate(
         [
             [float(len(c)) for c in red.classes],
@@ -194,38 +204,51 @@ def _build(
     from scipy.sparse import csr_matrix
 
     a = csr_matrix((vals, (rows, cols)), shape=(len(lo), nv))
-    return _Rows(
+    return Rows(
         a, np.array(lo), np.array(hi), np.zeros(nv), var_hi, np.ones(nv, dtype=np.int_), cost
     )
 
 
-def _solve_rows(
-    model: _Rows, backend: Backend, time_limit: float
-) -> tuple[Status, NDArray[np.float64] | None]:
+@dataclass(frozen=True, slots=True)
+class RowsOutcome:
+    """One backend run: what it proved, its solution vector, its dual bound."""
+
+    status: Status
+    x: NDArray[np.float64] | None
+    bound: float | None
+
+
+def solve_rows(
+    model: Rows, backend: Backend, time_limit: float, *, relax: bool = False
+) -> RowsOutcome:
+    """Solve ``model`` on ``backend``; ``relax`` drops integrality (HiGHS only)."""
     if backend == "highs":
         from scipy.optimize import LinearConstraint
 
         out = solve_milp(
             model.cost,
             constraints=[LinearConstraint(model.a, model.lo, model.hi)],
-            integrality=model.integral,
+            integrality=np.zeros_like(model.integral) if relax else model.integral,
             bounds=(model.var_lo, model.var_hi),
             time_limit=time_limit,
         )
-        return out.status, out.x
+        # An LP (or a MILP proven optimal) is its own bound: HiGHS reports
+        # no MIP dual bound for a pure LP.
+        bound = out.objective if out.status is Status.OPTIMAL else out.bound
+        return RowsOutcome(out.status, out.x, bound)
     if backend == "cpsat":
         return _solve_cpsat(model, time_limit)
     return _solve_cbc(model, time_limit)
 
 
-def _row_entries(model: _Rows, r: int) -> list[tuple[int, float]]:
+def _row_entries(model: Rows, r: int) -> list[tuple[int, float]]:
     start, end = model.a.indptr[r], model.a.indptr[r + 1]
     return list(
         zip(model.a.indices[start:end].tolist(), model.a.data[start:end].tolist(), strict=True)
     )
 
 
-def _solve_cpsat(model: _Rows, time_limit: float) -> tuple[Status, NDArray[np.float64] | None]:
+def _solve_cpsat(model: Rows, time_limit: float) -> RowsOutcome:
     from ortools.sat.python import cp_model
 
     cp = cp_model.CpModel()
@@ -238,11 +261,12 @@ def _solve_cpsat(model: _Rows, time_limit: float) -> tuple[Status, NDArray[np.fl
     cp.minimize(sum(int(v) * xs[i] for i, v in enumerate(model.cost) if v))
     out = solve_cpsat(cp, time_limit=time_limit)
     if not out.has_solution:
-        return out.status, None
-    return out.status, np.array([float(out.solver.value(x)) for x in xs])
+        return RowsOutcome(out.status, None, None)
+    x = np.array([float(out.solver.value(v)) for v in xs])
+    return RowsOutcome(out.status, x, out.bound)
 
 
-def _solve_cbc(model: _Rows, time_limit: float) -> tuple[Status, NDArray[np.float64] | None]:
+def _solve_cbc(model: Rows, time_limit: float) -> RowsOutcome:
     import pulp
 
     prob = pulp.LpProblem("reclaim_rows", pulp.LpMinimize)
@@ -255,81 +279,7 @@ def _solve_cbc(model: _Rows, time_limit: float) -> tuple[Status, NDArray[np.floa
         prob += expr <= float(model.hi[r])
     out = solve_pulp(prob, time_limit=time_limit)
     if not out.has_solution:
-        return out.status, None
-    return out.status, np.array([float(x.value() or 0.0) for x in xs])
-
-
-def _unmerge(red: _Reduced, x: NDArray[np.float64]) -> list[int]:
-    """Servers from class counts: the first y_k members of class k (file order)."""
-    chosen: list[int] = []
-    for c, members in enumerate(red.classes):
-        chosen.extend(members[: round(float(x[c]))])
-    return sorted(chosen)
-
-
-def solve_exact(
-    inp: ReclaimInput, *, time_limit: float, config: ModelConfig | None = None
-) -> ExactOutcome:
-    """Solve the reclaim MILP; OPTIMAL only when every stage proved optimality."""
-    cfg = config or ModelConfig()
-    start = time.perf_counter()
-    red = _reduce(inp, cfg)
-    stats: dict[str, Any] = {"jobs": len(red.jobs), "classes": len(red.classes)}
-    if inp.n_reclaim == 0 or not red.jobs:
-        return ExactOutcome(
-            Status.OPTIMAL, list(range(inp.n_reclaim)), time.perf_counter() - start, stats
-        )
-    if not cfg.lexicographic:
-        status, x = _solve_rows(_build(inp, red, cfg, 0, 0), cfg.backend, time_limit)
-        chosen = None if x is None else _unmerge(red, x)
-        return ExactOutcome(status, chosen, time.perf_counter() - start, stats)
-    status, x = _solve_rows(_build(inp, red, cfg, 1, 0), cfg.backend, time_limit)
-    stats["stage1"] = time.perf_counter() - start
-    if x is None or status is not Status.OPTIMAL:
-        chosen = None if x is None else _unmerge(red, x)
-        return ExactOutcome(status, chosen, time.perf_counter() - start, stats)
-    count = round(float(x[len(red.classes) : len(red.classes) + len(red.jobs)].sum()))
-    left = max(time_limit - (time.perf_counter() - start), 1e-3)
-    status2, x2 = _solve_rows(_build(inp, red, cfg, 2, count), cfg.backend, left)
-    stats["stage2"] = time.perf_counter() - start - stats["stage1"]
-    if x2 is None:
-        return ExactOutcome(Status.TIME_LIMIT, _unmerge(red, x), time.perf_counter() - start, stats)
-    return ExactOutcome(status2, _unmerge(red, x2), time.perf_counter() - start, stats)
-
-
-def solve_pulp_model(inp: ReclaimInput, *, time_limit: float) -> ExactOutcome:
-    """An independent formulation in PuLP/CBC: x_s, p_j, z_js = p_j x_s.
-
-    One weighted objective BIG * sum p_j + collateral, where a preempted
-    job's collateral is gpus_j - gpw_j * sum_s w_js z_js. No reductions:
-    every job on an on-loan server gets a row, with M_j = its on-loan workers.
-    """
-    import pulp
-
-    start = time.perf_counter()
-    if inp.n_reclaim == 0:
-        return ExactOutcome(Status.OPTIMAL, [], 0.0)
-    prob = pulp.LpProblem("reclaim", pulp.LpMinimize)
-    x = [pulp.LpVariable(f"x{s}", cat="Binary") for s in range(inp.n_servers)]
-    p = [pulp.LpVariable(f"p{j}", cat="Binary") for j in range(inp.n_jobs)]
-    z = {
-        (j, s): pulp.LpVariable(f"z{j}_{s}", 0, 1)
-        for j in range(inp.n_jobs)
-        for s, _ in inp.job_servers[j]
-    }
-    terms = []
-    for j in range(inp.n_jobs):
-        terms.append(inp.big * p[j] + inp.gpus[j] * p[j])
-        for s, w in inp.job_servers[j]:
-            terms.append(-inp.gpw[j] * w * z[j, s])
-            prob += z[j, s] <= p[j]
-            prob += z[j, s] <= x[s]
-        lost = pulp.lpSum(w * x[s] for s, w in inp.job_servers[j])
-        prob += lost - inp.slack[j] <= inp.loan_workers[j] * p[j]
-    prob += pulp.lpSum(terms)
-    prob += pulp.lpSum(x) == inp.n_reclaim
-    out = solve_pulp(prob, time_limit=time_limit)
-    chosen = None
-    if out.has_solution:
-        chosen = [s for s in range(inp.n_servers) if (x[s].value() or 0.0) > 0.5]
-    return ExactOutcome(out.status, chosen, time.perf_counter() - start)
+        return RowsOutcome(out.status, None, None)
+    # PuLP exposes no dual bound; an optimal run is its own.
+    bound = out.objective if out.status is Status.OPTIMAL else None
+    return RowsOutcome(out.status, np.array([float(x.value() or 0.0) for x in xs]), bound)
