@@ -1,9 +1,10 @@
-"""The ``scheduling-opt`` command: solve, validate, generate, list, bench.
+"""The ``scheduling-opt`` command: solve, validate, generate, list, bench, simulate.
 
-Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`; a
-new one (``simulate``) adds its parser in :func:`_build_parser` and its
-branch in :func:`_dispatch`, both marked below. The CLI dispatches through
-:mod:`scheduling_opt.registry` only; it knows no problem.
+Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`;
+``bench`` and ``simulate`` take their options from their own packages
+(:mod:`scheduling_opt.bench.command`, :mod:`scheduling_opt.sim.command`). The
+CLI dispatches through :mod:`scheduling_opt.registry` only; it knows no
+problem.
 
 Exit status: 0 success; 2 bad input of any kind (malformed or inconsistent
 instance, unknown problem or method, bad option), printed as one line on
@@ -95,9 +96,13 @@ def _build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run every method against the exact baselines")
     add_bench_arguments(bench)
 
-    # Further subcommands go here, each from its own module's add_*_arguments
-    # (the ``simulate`` subcommand: scheduling_opt.sim.command), with its
-    # branch in _dispatch.
+    from scheduling_opt.sim import command as sim_command
+
+    simulate = sub.add_parser(
+        "simulate",
+        help="run scheduling policies on a trace (default: the bundled excerpt, every baseline)",
+    )
+    sim_command.add_arguments(simulate)
     return parser
 
 
@@ -213,7 +218,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from scheduling_opt.bench import run_bench_command
 
         return run_bench_command(args)
-    # Further subcommands (``simulate``) dispatch here.
+    if args.command == "simulate":
+        from scheduling_opt.sim import command as sim_command
+
+        return sim_command.run(args)
     raise UsageError(f"unknown command {args.command!r}")
 
 

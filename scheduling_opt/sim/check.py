@@ -1,0 +1,78 @@
+"""Checking and applying a policy's decision against the cluster.
+
+Every rule is checked before anything of that step changes, and a breach
+raises :class:`~scheduling_opt.sim.policy.PolicyError` naming the policy,
+the time and the job: a start of a job that is not pending (not yet
+submitted, running, or done: so each job completes once, after its
+submission), a placement on servers that do not exist or lack the free
+GPUs, a gang broken (not all of the job's GPUs, or more), a preemption or
+resize of a job that is not running.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduling_opt.sim.cluster import Placement
+from scheduling_opt.sim.policy import PENDING, RUNNING, Decision
+from scheduling_opt.sim.state import JobState
+
+if TYPE_CHECKING:
+    from scheduling_opt.sim.engine import Engine
+
+
+def _size(engine: Engine, st: JobState, placement: Placement, what: str) -> None:
+    n = 0
+    last = -1
+    for s, g in placement:
+        if s <= last:
+            raise engine.fail(st, f"{what}: servers must be distinct and ascending")
+        last = s
+        n += g
+    job = st.job
+    if not job.min_gpus <= n <= job.max_gpus:
+        want = f"{job.gpus}" if job.min_gpus == job.max_gpus else f"{job.min_gpus}..{job.max_gpus}"
+        raise engine.fail(st, f"{what}: gang of {want} GPUs broken, placement {placement} has {n}")
+    if not engine.freemap.fits(placement):
+        raise engine.fail(st, f"{what}: placement {placement} exceeds the free GPUs")
+
+
+def _state(engine: Engine, index: object, what: str) -> JobState:
+    if not isinstance(index, int) or not 0 <= index < len(engine.states):
+        raise engine.fail(None, f"{what}: no job with index {index!r}")
+    return engine.states[index]
+
+
+def apply_decision(engine: Engine, decision: Decision) -> None:
+    """Apply ``decision``: preemptions, capacity changes, resizes, starts, each checked."""
+    for index in decision.preempt:
+        st = _state(engine, index, "preempt")
+        if st.status != RUNNING:
+            raise engine.fail(st, "preempted but not running")
+        engine.stop(st)
+    for server, gpus in decision.capacity:
+        if not 0 <= server < len(engine.cluster.servers) or gpus < 0:
+            raise engine.fail(None, f"capacity change ({server}, {gpus}): no such server or < 0")
+        engine.set_capacity(server, gpus)
+    for index, placement in decision.resize:
+        st = _state(engine, index, "resize")
+        if st.status != RUNNING:
+            raise engine.fail(st, "resized but not running")
+        # Its own GPUs count as free for the new placement (a job may grow in
+        # place); a failed check aborts the run, so nothing is restored.
+        st.settle(engine.now)
+        engine.freemap.give(st.placement)
+        engine.busy -= st.held
+        del engine.running[st.index]
+        _size(engine, st, placement, "resize")
+        engine.freemap.take(placement)
+        engine.launch(st, placement, resumed=True)
+    for index, placement in decision.starts:
+        st = _state(engine, index, "start")
+        if st.status != PENDING:
+            state = {0: "not submitted yet", RUNNING: "already running"}.get(st.status, "done")
+            raise engine.fail(st, f"started but {state}")
+        _size(engine, st, placement, "start")
+        engine.freemap.take(placement)
+        del engine.pending[st.index]
+        engine.launch(st, placement, resumed=st.first_start == st.first_start)

@@ -1,0 +1,183 @@
+"""``scheduling-opt simulate``: run policies on a workload and compare them side by side.
+
+With no arguments: the bundled excerpt (P_MIX2's first day) on 120 x 8 GPUs
+under every baseline, the table printed. ``--out DIR`` writes jobs.csv,
+timeline.csv, summary.json, report.md and plots, and caches each run under
+``DIR/cache`` by its configuration hash (a rerun only computes what changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.sim.output import table, write_all
+from scheduling_opt.sim.registry import BASELINES
+from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
+from scheduling_opt.sim.synthetic import SyntheticSpec
+from scheduling_opt.sim.workload import BUNDLED
+
+WORKLOADS = (BUNDLED, "synthetic")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``simulate`` options."""
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument("--trace", metavar="FILE", help="a Chronus-Philly CSV (full trace by path)")
+    src.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        help=f"a bundled workload (default {BUNDLED}: P_MIX2's first day) or 'synthetic'",
+    )
+    parser.add_argument(
+        "--policy",
+        action="append",
+        metavar="P",
+        help=f"a policy (repeatable; default all baselines: {', '.join(BASELINES)})",
+    )
+    parser.add_argument("--servers", type=int, default=120, help="servers (default 120)")
+    parser.add_argument("--gpus-per-server", type=int, default=8, help="GPUs per server (8)")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 per policy (1)")
+    parser.add_argument("--workers", type=int, default=1, help="parallel runs (1)")
+    parser.add_argument("--executor", choices=("local", "dask"), default="local")
+    parser.add_argument("--scheduler", help="with --executor dask: a running scheduler's address")
+    parser.add_argument("--out", metavar="DIR", help="write results, report and plots here")
+    parser.add_argument("--synthetic-jobs", type=int, default=1000, help="synthetic size")
+    parser.add_argument("--round", type=float, metavar="T", help="round mode: decide every T")
+    parser.add_argument("--restart-cost", type=float, default=0.0, help="stall per resume")
+    parser.add_argument("--preemption-cost", type=float, default=0.0, help="work lost per stop")
+    parser.add_argument("--skip", type=float, default=0.0, help="leave the first fraction out")
+    parser.add_argument(
+        "--no-placement-table",
+        action="store_true",
+        help="ignore model_info.json (a spread placement runs at full speed)",
+    )
+    parser.add_argument("--timeline-step", type=float, default=60.0, help="timeline sampling")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _configs(args: argparse.Namespace) -> list[RunConfig]:
+    policies = args.policy or list(BASELINES)
+    for p in policies:
+        if p not in BASELINES:
+            raise InvalidInstanceError(
+                "--policy", f"unknown policy {p!r}; known: {list(BASELINES)}"
+            )
+    if args.seeds < 1:
+        raise InvalidInstanceError("--seeds", f"must be >= 1, got {args.seeds}")
+    if args.workers < 1:
+        raise InvalidInstanceError("--workers", f"must be >= 1, got {args.workers}")
+    if not 0.0 <= args.skip < 1.0:
+        raise InvalidInstanceError("--skip", f"must be in [0, 1), got {args.skip}")
+    if args.round is not None and not args.round > 0:
+        raise InvalidInstanceError("--round", f"must be > 0, got {args.round}")
+    for name in ("restart_cost", "preemption_cost"):
+        if not getattr(args, name) >= 0:
+            raise InvalidInstanceError(f"--{name.replace('_', '-')}", "must be >= 0")
+    if args.servers < 1 or args.gpus_per_server < 1:
+        raise InvalidInstanceError("--servers", "servers and GPUs per server must be >= 1")
+    if args.trace is not None:
+        path = Path(args.trace)
+        if not path.is_file():
+            raise InvalidInstanceError(str(path), "no such trace file")
+        spec = WorkloadSpec("trace", str(path.resolve()))
+    elif args.workload == "synthetic":
+        if args.synthetic_jobs < 1:
+            raise InvalidInstanceError("--synthetic-jobs", "must be >= 1")
+        spec = WorkloadSpec("synthetic", synthetic=SyntheticSpec(jobs=args.synthetic_jobs))
+    else:
+        spec = WorkloadSpec("bundled")
+    return [
+        RunConfig(
+            policy=p,
+            workload=spec,
+            servers=args.servers,
+            gpus_per_server=args.gpus_per_server,
+            seed=seed,
+            restart_cost=args.restart_cost,
+            preemption_cost=args.preemption_cost,
+            round_length=args.round,
+            placement_table=not args.no_placement_table,
+            skip=args.skip,
+        )
+        for p in policies
+        for seed in range(args.seeds)
+    ]
+
+
+def _progress(quiet: bool, unit: str = "run") -> Callable[[int, int], None] | None:
+    """A counter on stderr: tqdm's bar when installed, a plain line otherwise."""
+    if quiet:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        start = time.perf_counter()
+
+        def plain(done: int, total: int) -> None:
+            end = "\n" if done == total else "\r"
+            print(
+                f"{unit}s {done}/{total} {time.perf_counter() - start:.1f}s",
+                end=end,
+                file=sys.stderr,
+            )
+
+        return plain
+    bar: Any = None
+
+    def show(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit=unit, file=sys.stderr, leave=False)
+        bar.update(done - bar.n)
+        if done == total:
+            bar.close()
+            bar = None  # the next run gets a fresh bar
+
+    return show
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``simulate`` command; print the table; return the exit code (0)."""
+    from scheduling_opt import __version__
+
+    configs = _configs(args)
+    out_dir = Path(args.out) if args.out else None
+    client = None
+    if args.scheduler:
+        if args.executor != "dask":
+            raise InvalidInstanceError("--scheduler", "goes with --executor dask")
+        from distributed import Client
+
+        client = Client(args.scheduler)
+    results = run_sweep(
+        configs,
+        workers=args.workers,
+        executor=args.executor,
+        cache_dir=out_dir / "cache" if out_dir else None,
+        progress=_progress(args.quiet),
+        dask_client=client,
+        job_progress=_progress(args.quiet, "job"),
+    )
+    first = results[0]
+    print(
+        f"workload {first.workload_name} ({int(first.metrics['jobs'])} jobs), "
+        f"{args.servers} x {args.gpus_per_server} GPUs, times in the trace's unit"
+    )
+    print(table(results), end="")
+    if out_dir is not None:
+        write_all(out_dir, results, __version__, args.timeline_step)
+        print(f"wrote {out_dir}/jobs.csv, timeline.csv, summary.json, report.md")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry (the CLI wires :func:`add_arguments` and :func:`run`)."""
+    parser = argparse.ArgumentParser(prog="scheduling-opt simulate", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

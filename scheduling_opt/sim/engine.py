@@ -1,0 +1,352 @@
+"""The event loop: a plain ``heapq`` of ``(time, kind, sequence, a, b)`` tuples.
+
+Kinds, in tie order at one time: completions (0), capacity changes (1),
+arrivals (2), timers (3); the sequence number breaks the remaining ties in
+push order (arrivals are pushed in workload order: submit time, then id).
+All events of one time are processed, then the policy is called once.
+
+A completion event carries the job's version; any change of speed
+(preemption, resize, restart) bumps the version and pushes a new event, so
+the old one is dropped when popped. A timer carries the timer version: a
+decision's ``wake_at`` replaces the previous timer. In round mode
+(``round_length``) the policy is called only at multiples of the round and
+wake-ups are the round boundaries; completions stay exact.
+
+No simulation library: a plain heap loop runs 1.3-1.5 M events/s on this
+machine against 0.46-0.59 M for SimPy, and a full trace is ~61,000 events.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time as _time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from scheduling_opt.sim.check import apply_decision
+from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
+from scheduling_opt.sim.policy import DONE, PENDING, RUNNING, Policy, PolicyError
+from scheduling_opt.sim.speed import SpeedModel
+from scheduling_opt.sim.state import JobState, LiveView
+from scheduling_opt.sim.workload import SimJob, Workload
+
+COMPLETION, CAPACITY, ARRIVAL, TIMER = 0, 1, 2, 3
+_ROUND = -1  # timer version of round-mode boundaries (never stale)
+#: Calls at one instant before a policy that keeps preempting is declared broken.
+MAX_FOLLOW_UPS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityChange:
+    """At ``time`` server ``server`` gets ``gpus`` usable GPUs (0: taken away).
+
+    Jobs on a server shrunk below the GPUs they use are preempted by the
+    engine (they count as preemptions) and reported in ``view.evicted``.
+    """
+
+    time: float
+    server: int
+    gpus: int
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParams:
+    """Cost and mode parameters (times in the trace's unit).
+
+    ``restart_cost``: time a job holds its GPUs without progress after each
+    resume, resize or migration (Aryl measured 63 s); ``preemption_cost``:
+    work lost at each preemption (progress since the last checkpoint);
+    ``round_length``: call the policy only at multiples of it (None: at every
+    event time).
+    """
+
+    restart_cost: float = 0.0
+    preemption_cost: float = 0.0
+    round_length: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """What one run produced (per-job arrays in workload order)."""
+
+    policy: str
+    jobs: tuple[SimJob, ...]
+    first_start: tuple[float, ...]
+    end: tuple[float, ...]
+    preemptions: tuple[int, ...]
+    gpu_time: tuple[float, ...]
+    busy_area: float
+    capacity_area: float
+    #: ``(time, busy GPUs, pending jobs, running jobs)`` after each policy call.
+    changes: tuple[tuple[float, int, int, int], ...]
+    events: int
+    calls: int
+    wall_seconds: float
+    cpu_seconds: float
+
+
+class Engine:
+    """One simulation: a workload, a cluster, a policy. Use :func:`simulate`."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        cluster: ClusterSpec,
+        policy: Policy,
+        *,
+        speed: SpeedModel | None = None,
+        params: EngineParams = EngineParams(),
+        capacity_changes: Sequence[CapacityChange] = (),
+    ) -> None:
+        self.cluster = cluster
+        self.policy = policy
+        self.params = params
+        self.speed_model = speed or SpeedModel(None, cluster.gpus_per_server)
+        self.compute = tuple(s.compute for s in cluster.servers)
+        self.freemap = FreeMap([s.gpus if s.available else 0 for s in cluster.servers])
+        self.states = [JobState(j, i) for i, j in enumerate(workload.jobs)]
+        self.pending: dict[int, JobState] = {}
+        self.running: dict[int, JobState] = {}
+        self.arrived: list[JobState] = []
+        self.finished: list[JobState] = []
+        self.started: list[JobState] = []
+        self.evicted: list[JobState] = []
+        self.now = 0.0
+        self.t0 = 0.0
+        self.heap: list[tuple[float, int, int, int, int]] = []
+        self.seq = 0
+        self.timer_version = 0
+        self.busy = 0
+        self.busy_area = 0.0
+        self.capacity_area = 0.0
+        self.changes: list[tuple[float, int, int, int]] = []
+        self.cap_total = sum(self.freemap.capacity)
+        self.view = LiveView(self)
+        total = cluster.total_gpus
+        for st in self.states:
+            if st.job.min_gpus > total:
+                raise PolicyError(
+                    f"job {st.job.id!r} needs {st.job.min_gpus} GPUs, the cluster has {total}"
+                )
+            self._push(st.job.submit, ARRIVAL, st.index, 0)
+        for c in capacity_changes:
+            if not 0 <= c.server < len(cluster.servers) or c.gpus < 0:
+                raise PolicyError(f"capacity change {c}: no such server or negative GPUs")
+            self._push(c.time, CAPACITY, c.server, c.gpus)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _push(self, t: float, kind: int, a: int, b: int) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, kind, self.seq, a, b))
+
+    def speed_of(self, job: SimJob, placement: Placement) -> float:
+        """Speed of ``job`` on ``placement`` under this engine's model."""
+        return self.speed_model.speed(job, placement, self.compute)
+
+    def fail(self, job: JobState | None, reason: str) -> PolicyError:
+        """The loud error naming the policy, the time and the job."""
+        who = f" job {job.job.id!r}:" if job is not None else ""
+        return PolicyError(f"policy {self.policy.name!r} at t={self.now:g}:{who} {reason}")
+
+    def launch(self, st: JobState, placement: Placement, resumed: bool) -> None:
+        """Run ``st`` on ``placement`` from now (GPUs already taken)."""
+        now = self.now
+        st.placement = placement
+        st.held = sum(g for _, g in placement)
+        st.speed = self.speed_of(st.job, placement)
+        st.since = now
+        st.stall_until = now + (self.params.restart_cost if resumed else 0.0)
+        st.end = st.stall_until + (st.job.work - st.done) / st.speed
+        st.version += 1
+        st.status = RUNNING
+        if st.first_start != st.first_start:  # nan: the first start
+            st.first_start = now
+        self.busy += st.held
+        self.running[st.index] = st
+        self.started.append(st)
+        self._push(st.end, COMPLETION, st.index, st.version)
+
+    def stop(self, st: JobState) -> None:
+        """Take ``st`` off its GPUs now (progress folded in, back to pending)."""
+        st.settle(self.now)
+        st.done = max(0.0, st.done - self.params.preemption_cost)
+        self.freemap.give(st.placement)
+        self.busy -= st.held
+        st.placement, st.held, st.end = (), 0, math.inf
+        st.version += 1
+        st.preemptions += 1
+        st.status = PENDING
+        st.queued_since = self.now
+        del self.running[st.index]
+        self.pending[st.index] = st
+
+    # ------------------------------------------------------------------ events
+
+    def _complete(self, st: JobState) -> None:
+        st.settle(self.now)
+        st.done = st.job.work
+        st.finish = self.now
+        self.freemap.give(st.placement)
+        self.busy -= st.held
+        st.placement, st.held, st.end = (), 0, math.inf
+        st.status = DONE
+        del self.running[st.index]
+        self.finished.append(st)
+
+    def set_capacity(self, server: int, gpus: int) -> None:
+        """Give server ``server`` ``gpus`` usable GPUs now, evicting the jobs on it."""
+        self._capacity(server, gpus)
+
+    def _capacity(self, server: int, gpus: int) -> None:
+        # A server keeps its jobs while they still fit; shrunk below the GPUs
+        # in use (reclaimed), it loses all of them.
+        fm = self.freemap
+        if gpus < fm.capacity[server] - fm.free[server]:
+            victims = [
+                st for st in self.running.values() if any(s == server for s, _ in st.placement)
+            ]
+            for st in victims:
+                self.stop(st)
+                self.evicted.append(st)
+        fm.set_capacity(server, gpus)
+        self.cap_total = sum(fm.capacity)
+
+    def _advance(self, t: float) -> None:
+        # Integrate from the first submission on (a capacity change may come earlier).
+        dt = t - max(self.now, self.t0)
+        if dt > 0:
+            self.busy_area += self.busy * dt
+            self.capacity_area += self.cap_total * dt
+        self.now = t
+
+    def _decide(self, t: float, timers: bool) -> int:
+        """Call the policy at ``t`` and apply; again at once while it preempts.
+
+        The follow-up calls make every call time a fixpoint (a call with
+        nothing new changes nothing): the victims of a preemption can restart
+        and the GPUs it freed beyond need can be used at the same instant, so
+        the schedule does not depend on when the next event happens to come
+        (round mode equals event mode on aligned times).
+        """
+        for calls in range(1, MAX_FOLLOW_UPS + 1):
+            decision = self.policy.decide(self.view)
+            self.started.clear()
+            self.arrived.clear()
+            self.finished.clear()
+            self.evicted.clear()
+            apply_decision(self, decision)
+            self.timer_version += 1  # a decision's wake-up replaces the last one
+            if decision.wake_at is not None and timers:
+                if not decision.wake_at > t:
+                    raise self.fail(None, f"wake_at {decision.wake_at!r} is not after now")
+                self._push(decision.wake_at, TIMER, 0, self.timer_version)
+            if not decision.preempt:
+                return calls
+        raise self.fail(None, f"still preempting after {MAX_FOLLOW_UPS} calls at one instant")
+
+    def _is_boundary(self, t: float) -> bool:
+        r = self.params.round_length
+        assert r is not None
+        k = round(t / r)
+        return abs(t - k * r) <= 1e-9 * max(1.0, abs(t))
+
+    def run(self, progress: Callable[[int, int], None] | None = None) -> RunOutput:
+        """Run to the last completion; raise :class:`PolicyError` on a bad decision."""
+        started_at = _time.perf_counter()
+        cpu_at = _time.process_time()
+        heap, states = self.heap, self.states
+        events = calls = reported = 0
+        n_done = 0
+        total = len(states)
+        rl = self.params.round_length
+        next_round = -math.inf
+        first_submit = states[0].job.submit if states else 0.0
+        self.now = self.t0 = first_submit
+        while heap:
+            t = heap[0][0]
+            self._advance(t)
+            live = False
+            while heap and heap[0][0] == t:
+                _, kind, _, a, b = heapq.heappop(heap)
+                if kind == COMPLETION:
+                    st = states[a]
+                    if st.version != b or st.status != RUNNING:
+                        continue
+                    self._complete(st)
+                    n_done += 1
+                elif kind == ARRIVAL:
+                    st = states[a]
+                    st.status = PENDING
+                    self.pending[a] = st
+                    self.arrived.append(st)
+                elif kind == CAPACITY:
+                    self._capacity(a, b)
+                elif b != self.timer_version and b != _ROUND:
+                    continue
+                live = True
+                events += 1
+            if not live:
+                continue
+            call = rl is None or self._is_boundary(t)
+            if call:
+                calls += self._decide(t, rl is None)
+                self.changes.append((t, self.busy, len(self.pending), len(self.running)))
+            if rl is not None and (self.pending or self.running) and next_round <= t:
+                next_round = (math.floor(t / rl + 1e-9) + 1) * rl
+                self._push(next_round, TIMER, 0, _ROUND)
+            if progress is not None and events - reported >= 4096:
+                reported = events
+                progress(n_done, total)
+            if n_done == total:
+                break  # what is left in the heap are timers of a finished run
+        if progress is not None:
+            progress(n_done, total)
+        if self.pending or self.running:
+            left = next(iter(self.pending.values() or self.running.values()))
+            raise self.fail(
+                left, f"{len(self.pending) + len(self.running)} jobs left unfinished at the end"
+            )
+        return RunOutput(
+            policy=self.policy.name,
+            jobs=tuple(st.job for st in states),
+            first_start=tuple(st.first_start for st in states),
+            end=tuple(st.finish for st in states),
+            preemptions=tuple(st.preemptions for st in states),
+            gpu_time=tuple(st.service_base for st in states),
+            busy_area=self.busy_area,
+            capacity_area=self.capacity_area,
+            changes=tuple(self.changes),
+            events=events,
+            calls=calls,
+            wall_seconds=_time.perf_counter() - started_at,
+            cpu_seconds=_time.process_time() - cpu_at,
+        )
+
+
+def simulate(
+    workload: Workload,
+    cluster: ClusterSpec,
+    policy: Policy,
+    *,
+    speed: SpeedModel | None = None,
+    params: EngineParams = EngineParams(),
+    capacity_changes: Sequence[CapacityChange] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> RunOutput:
+    """Run ``policy`` on ``workload`` over ``cluster`` and return the raw output.
+
+    Examples
+    --------
+    >>> from scheduling_opt.sim.baselines import Fifo
+    >>> from scheduling_opt.sim.workload import SimJob, Workload
+    >>> w = Workload.of([SimJob("0", 0.0, 8, 10.0), SimJob("1", 1.0, 8, 5.0)], "demo")
+    >>> out = simulate(w, ClusterSpec.uniform(1, 8), Fifo())
+    >>> out.first_start, out.end
+    ((0.0, 10.0), (10.0, 15.0))
+    """
+    engine = Engine(
+        workload, cluster, policy, speed=speed, params=params, capacity_changes=capacity_changes
+    )
+    return engine.run(progress)

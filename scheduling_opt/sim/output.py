@@ -1,0 +1,145 @@
+"""Files of a simulation run: jobs.csv, timeline.csv, summary.json, report.md.
+
+The contract other tools read (``summary.json``): an object with
+``version``, ``workload`` and a list ``runs``, one per (policy, seed,
+parameters), each with ``policy``, ``seed``, ``params``, ``config_hash``,
+``wall_seconds``, ``cpu_seconds``, ``events``, ``events_per_second``,
+``policy_calls`` and ``metrics`` (:data:`~scheduling_opt.sim.results.METRIC_KEYS`).
+Times are in the trace's unit (minutes for Chronus-Philly). Floats in the
+CSV files are written with ``repr`` so the same run gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from scheduling_opt.sim.results import JobRecord, job_records, sample
+from scheduling_opt.sim.sweep import RunResult
+
+#: Columns of the side-by-side table (metric key, header, format).
+TABLE = (
+    ("jct_mean", "avg JCT", "{:.1f}"),
+    ("jct_median", "median JCT", "{:.1f}"),
+    ("jct_p95", "p95 JCT", "{:.1f}"),
+    ("queueing_mean", "avg queueing", "{:.1f}"),
+    ("makespan", "makespan", "{:.0f}"),
+    ("utilization", "utilization", "{:.3f}"),
+    ("deadline_miss_ratio", "deadline miss", "{:.3f}"),
+    ("wdmr", "wDMR", "{:.3f}"),
+    ("best_effort_jct_mean", "BE JCT", "{:.1f}"),
+    ("preemption_ratio", "preemption ratio", "{:.3f}"),
+)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    if value is None:
+        return ""
+    return str(value)
+
+
+def jobs_csv(results: Sequence[RunResult]) -> str:
+    """The per-job rows of every run (policy, seed, then the job's fields)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    names = [f.name for f in fields(JobRecord)]
+    w.writerow(["policy", "seed", *names])
+    for r in results:
+        for rec in job_records(r.output):
+            w.writerow([r.config.policy, r.config.seed, *(_cell(getattr(rec, n)) for n in names)])
+    return buf.getvalue()
+
+
+def timeline_csv(results: Sequence[RunResult], step: float = 60.0) -> str:
+    """Busy GPUs, pending and running jobs sampled every ``step`` time units per run."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["policy", "seed", "time", "busy_gpus", "pending", "running"])
+    for r in results:
+        for t, busy, pending, running in sample(r.output.changes, step):
+            w.writerow([r.config.policy, r.config.seed, repr(t), busy, pending, running])
+    return buf.getvalue()
+
+
+def run_entry(r: RunResult) -> dict[str, Any]:
+    """One element of ``summary.json``'s ``runs``."""
+    out = r.output
+    return {
+        "policy": r.config.policy,
+        "seed": r.config.seed,
+        "params": dict(r.config.policy_params),
+        "config": asdict(r.config),
+        "config_hash": r.config.digest(),
+        "workload": r.workload_name,
+        "workload_hash": r.workload_digest,
+        "wall_seconds": out.wall_seconds,
+        "cpu_seconds": out.cpu_seconds,
+        "events": out.events,
+        "events_per_second": out.events / out.wall_seconds if out.wall_seconds > 0 else 0.0,
+        "policy_calls": out.calls,
+        "metrics": r.metrics,
+    }
+
+
+def summary(results: Sequence[RunResult], version: str) -> dict[str, Any]:
+    """The ``summary.json`` object."""
+    return {
+        "version": version,
+        "time_unit": "trace unit (minutes for Chronus-Philly)",
+        "runs": [run_entry(r) for r in results],
+    }
+
+
+def table(results: Sequence[RunResult]) -> str:
+    """The side-by-side markdown table (one row per run)."""
+    head = ["policy", "seed", *(h for _, h, _ in TABLE), "wall s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        cells = [r.config.policy, str(r.config.seed)]
+        cells += [fmt.format(r.metrics[k]) for k, _, fmt in TABLE]
+        cells.append(f"{r.output.wall_seconds:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def report(results: Sequence[RunResult], plots: Sequence[str], note: str = "") -> str:
+    """``report.md``: the workload, the table, the plots."""
+    first = results[0] if results else None
+    parts = ["# Simulation report\n"]
+    if first is not None:
+        c = first.config
+        parts.append(
+            f"Workload `{first.workload_name}` (hash {first.workload_digest}, "
+            f"{int(first.metrics['jobs'])} jobs measured), {c.servers} servers x "
+            f"{c.gpus_per_server} GPUs; times in the trace's unit.\n"
+        )
+    parts.append(table(results))
+    if note:
+        parts.append(f"\n{note}\n")
+    for p in plots:
+        parts.append(f"\n![{p}]({p})\n")
+    return "\n".join(parts)
+
+
+def write_all(
+    out_dir: Path, results: Sequence[RunResult], version: str, step: float = 60.0
+) -> list[str]:
+    """Write every file into ``out_dir``; return the plot names written."""
+    from scheduling_opt.sim.plots import write_plots
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "jobs.csv").write_text(jobs_csv(results), encoding="utf-8")
+    (out_dir / "timeline.csv").write_text(timeline_csv(results, step), encoding="utf-8")
+    text = json.dumps(summary(results, version), indent=2, sort_keys=True, default=str)
+    (out_dir / "summary.json").write_text(text + "\n", encoding="utf-8")
+    plots, note = write_plots(out_dir, results, step)
+    (out_dir / "report.md").write_text(report(results, plots, note), encoding="utf-8")
+    return plots

@@ -1,0 +1,84 @@
+"""Plots of a simulation run (matplotlib is optional: without it, a note instead).
+
+- ``jct_cdf.png``: the JCT CDF per run (log x axis);
+- ``timeline.png``: busy GPUs and queue length over time per run;
+- ``deadline_miss.png``: deadline-miss ratio and wDMR per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scheduling_opt.sim.sweep import RunResult
+
+
+def _label(r: RunResult, results: Sequence[RunResult]) -> str:
+    seeds = {x.config.seed for x in results}
+    return r.config.policy if len(seeds) == 1 else f"{r.config.policy} s{r.config.seed}"
+
+
+def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tuple[list[str], str]:
+    """Write the plots; return their file names and a note (empty when all went well)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return [], "Plots skipped: matplotlib is not installed (pip install matplotlib)."
+    from scheduling_opt.sim.results import sample
+
+    names = []
+    fig: Any
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in results:
+        jct = np.sort(
+            np.array([e - j.submit for j, e in zip(r.output.jobs, r.output.end, strict=True)])
+        )
+        if jct.size:
+            ax.plot(
+                np.maximum(jct, 1e-3),
+                np.arange(1, jct.size + 1) / jct.size,
+                label=_label(r, results),
+            )
+    ax.set_xscale("log")
+    ax.set_xlabel("JCT (trace unit)")
+    ax.set_ylabel("CDF")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out_dir / "jct_cdf.png", dpi=100)
+    plt.close(fig)
+    names.append("jct_cdf.png")
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    for r in results:
+        pts = sample(r.output.changes, step)
+        if not pts:
+            continue
+        t = [p[0] for p in pts]
+        top.plot(t, [p[1] for p in pts], label=_label(r, results), linewidth=0.8)
+        bottom.plot(t, [p[2] for p in pts], linewidth=0.8)
+    top.set_ylabel("busy GPUs")
+    bottom.set_ylabel("queued jobs")
+    bottom.set_xlabel("time (trace unit)")
+    top.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out_dir / "timeline.png", dpi=100)
+    plt.close(fig)
+    names.append("timeline.png")
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    x = np.arange(len(results))
+    ax.bar(x - 0.2, [r.metrics["deadline_miss_ratio"] for r in results], 0.4, label="miss ratio")
+    ax.bar(x + 0.2, [r.metrics["wdmr"] for r in results], 0.4, label="wDMR")
+    ax.set_xticks(x, [_label(r, results) for r in results], rotation=30)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out_dir / "deadline_miss.png", dpi=100)
+    plt.close(fig)
+    names.append("deadline_miss.png")
+    return names, ""

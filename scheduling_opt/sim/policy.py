@@ -1,0 +1,182 @@
+"""The one policy interface: ``decide(view) -> Decision``.
+
+A policy is any object with a ``name`` and a ``decide`` method. The engine
+calls it once per distinct event time (after that time's completions,
+capacity changes, arrivals and timers) with a read-only :class:`View` of
+the live state, and applies the :class:`Decision` it returns, in this
+order: preemptions, capacity changes, resizes, starts. Then the ``wake_at`` time, if any,
+becomes the policy's only timer (a new decision replaces the previous one):
+a scheduling round, a lease term, a Tiresias demotion.
+
+A policy object holds the state of one run (its queues); the registry makes
+a fresh one per run, so two simulations never share anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from scheduling_opt.errors import SchedulingOptError
+from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
+from scheduling_opt.sim.workload import SimJob
+
+PENDING = 1
+RUNNING = 2
+DONE = 3
+
+
+class PolicyError(SchedulingOptError):
+    """A policy's decision broke a rule of the cluster (the message names both)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a policy wants done now.
+
+    ``starts``: ``(job index, placement)`` pairs, applied in order;
+    ``preempt``: indices of running jobs to stop (back to pending);
+    ``capacity``: ``(server, usable GPUs)`` changes the policy makes itself
+    (Aryl lending an idle inference server, or reclaiming one: jobs still on
+    it are evicted and reported in ``view.evicted``), applied after the
+    preemptions; ``resize``: ``(job index, new placement)`` of running
+    elastic jobs (or a migration: same size, other servers); ``wake_at``:
+    call me again then.
+
+    Examples
+    --------
+    >>> Decision(starts=((0, ((1, 4),)),), wake_at=20.0).wake_at
+    20.0
+    """
+
+    starts: tuple[tuple[int, Placement], ...] = ()
+    preempt: tuple[int, ...] = ()
+    capacity: tuple[tuple[int, int], ...] = ()
+    resize: tuple[tuple[int, Placement], ...] = ()
+    wake_at: float | None = None
+
+
+#: The decision that changes nothing.
+NOTHING = Decision()
+
+
+class JobView(Protocol):
+    """Read-only state of one submitted job (the engine's record, seen through this)."""
+
+    @property
+    def job(self) -> SimJob: ...
+    @property
+    def index(self) -> int:
+        """Position in the workload's order (submit time, then id): the tie-breaker."""
+        ...
+
+    @property
+    def status(self) -> int:
+        """:data:`PENDING`, :data:`RUNNING` or :data:`DONE`."""
+        ...
+
+    @property
+    def placement(self) -> Placement: ...
+    @property
+    def speed(self) -> float: ...
+    @property
+    def end(self) -> float:
+        """Scheduled completion time if it keeps running as now (inf when not running)."""
+        ...
+
+    @property
+    def preemptions(self) -> int: ...
+    @property
+    def version(self) -> int:
+        """Changes at every start, preemption and resize (for policies' lazy heaps)."""
+        ...
+
+    @property
+    def first_start(self) -> float:
+        """First start time (nan before)."""
+        ...
+
+    @property
+    def queued_since(self) -> float:
+        """When it last became pending (its arrival, or its last preemption)."""
+        ...
+
+    def attained(self, now: float) -> float:
+        """Work done by ``now`` (in speed-1 time units)."""
+        ...
+
+    def remaining(self, now: float) -> float:
+        """Work left at ``now`` (the remaining work estimate: the trace's duration is an oracle)."""
+        ...
+
+    def service(self, now: float) -> float:
+        """GPU-time held by ``now`` (Tiresias' attained service)."""
+        ...
+
+    def executed(self, now: float) -> float:
+        """Wall time run by ``now``."""
+        ...
+
+
+class View(Protocol):
+    """Read-only view of the cluster and the jobs, valid during one ``decide`` call."""
+
+    @property
+    def now(self) -> float: ...
+    @property
+    def pending(self) -> Mapping[int, JobView]:
+        """Submitted jobs not running, by index, in the order they became pending."""
+        ...
+
+    @property
+    def running(self) -> Mapping[int, JobView]: ...
+    @property
+    def arrived(self) -> Sequence[JobView]:
+        """Jobs submitted since the last call."""
+        ...
+
+    @property
+    def finished(self) -> Sequence[JobView]:
+        """Jobs completed since the last call."""
+        ...
+
+    @property
+    def started(self) -> Sequence[JobView]:
+        """Jobs the last decision started or resized (their ``end`` is now known)."""
+        ...
+
+    @property
+    def evicted(self) -> Sequence[JobView]:
+        """Jobs the engine preempted since the last call (their server was reclaimed)."""
+        ...
+
+    @property
+    def cluster(self) -> ClusterSpec: ...
+    @property
+    def capacity(self) -> Sequence[int]:
+        """Usable GPUs per server now (0: not available)."""
+        ...
+
+    @property
+    def free(self) -> Sequence[int]:
+        """Free GPUs per server now."""
+        ...
+
+    @property
+    def free_total(self) -> int: ...
+    def plan(self) -> FreeMap:
+        """A scratch copy of the free map to plan several starts on."""
+        ...
+
+    def speed(self, job: SimJob, placement: Placement) -> float:
+        """The speed ``job`` would run at on ``placement``."""
+        ...
+
+
+class Policy(Protocol):
+    """A scheduling policy: a name and ``decide``."""
+
+    name: str
+
+    def decide(self, view: View) -> Decision: ...

@@ -1,0 +1,85 @@
+"""The policies by name: a factory per name, a fresh policy object per run.
+
+A factory takes the workload, the cluster and keyword parameters (the
+configuration's ``policy_params``) and returns a new policy, so that a run
+never shares state with another. Paper policies register the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.sim.baselines import Edf, Fifo, Sjf, YarnCs, proportional_quotas
+from scheduling_opt.sim.cluster import ClusterSpec
+from scheduling_opt.sim.policy import Policy
+from scheduling_opt.sim.preemptive import Srtf, Tiresias
+from scheduling_opt.sim.workload import Workload
+
+Factory = Callable[..., Policy]
+
+
+def _yarn_cs(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+    quotas = params.pop("quotas", None)
+    _no_params("yarn-cs", params)
+    return YarnCs(
+        quotas if quotas is not None else proportional_quotas(workload, cluster.total_gpus)
+    )
+
+
+def _tiresias(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+    kwargs = {k: params.pop(k) for k in ("thresholds", "promote_knob") if k in params}
+    _no_params("tiresias", params)
+    if "thresholds" in kwargs:
+        kwargs["thresholds"] = tuple(kwargs["thresholds"])
+    return Tiresias(**kwargs)
+
+
+def _no_params(name: str, params: Mapping[str, Any]) -> None:
+    if params:
+        raise InvalidInstanceError(f"policy {name}", f"unknown parameters {sorted(params)}")
+
+
+def _plain(cls: Callable[[], Policy], name: str) -> Factory:
+    def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+        _no_params(name, params)
+        return cls()
+
+    return make
+
+
+#: The baselines, in report order.
+BASELINES: dict[str, Factory] = {
+    "fifo": _plain(Fifo, "fifo"),
+    "sjf": _plain(Sjf, "sjf"),
+    "edf": _plain(Edf, "edf"),
+    "srtf": _plain(Srtf, "srtf"),
+    "tiresias": _tiresias,
+    "yarn-cs": _yarn_cs,
+}
+
+
+def make_policy(
+    name: str,
+    workload: Workload,
+    cluster: ClusterSpec,
+    params: Mapping[str, Any] | None = None,
+    *,
+    factories: Mapping[str, Factory] = BASELINES,
+) -> Policy:
+    """A fresh policy ``name`` for one run.
+
+    Examples
+    --------
+    >>> from scheduling_opt.sim.workload import SimJob, Workload
+    >>> w = Workload.of([SimJob("0", 0.0, 1, 1.0)], "demo")
+    >>> make_policy("edf", w, ClusterSpec.uniform(1, 8)).name
+    'edf'
+    """
+    factory = factories.get(name)
+    if factory is None:
+        raise InvalidInstanceError(
+            "--policy", f"unknown policy {name!r}; known: {sorted(factories)}"
+        )
+    return factory(workload, cluster, **dict(params or {}))

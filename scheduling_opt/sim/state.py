@@ -1,0 +1,154 @@
+"""A job's mutable record inside the engine, and the live read-only view over the engine.
+
+Progress is integrated lazily: a running job stores the work ``done`` at
+time ``since`` and its ``speed``; the work at any later instant is
+``done + speed * (t - max(since, stall_until))``. Nothing is updated for
+running jobs at events that do not concern them, which keeps an event O(1)
+in the number of running jobs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
+from scheduling_opt.sim.policy import RUNNING, JobView
+from scheduling_opt.sim.workload import SimJob
+
+if TYPE_CHECKING:
+    from scheduling_opt.sim.engine import Engine
+
+FUTURE = 0
+
+
+class JobState:
+    """The engine's record of one job (policies see it as a :class:`JobView`)."""
+
+    __slots__ = (
+        "done",
+        "end",
+        "finish",
+        "first_start",
+        "held",
+        "index",
+        "job",
+        "placement",
+        "preemptions",
+        "queued_since",
+        "run_base",
+        "service_base",
+        "since",
+        "speed",
+        "stall_until",
+        "status",
+        "version",
+    )
+
+    def __init__(self, job: SimJob, index: int) -> None:
+        self.job = job
+        self.index = index
+        self.status = FUTURE
+        self.placement: Placement = ()
+        self.held = 0
+        self.speed = 0.0
+        self.done = 0.0
+        self.since = 0.0
+        self.stall_until = 0.0
+        self.end = math.inf
+        self.version = 0
+        self.preemptions = 0
+        self.first_start = math.nan
+        self.queued_since = job.submit
+        self.service_base = 0.0
+        self.run_base = 0.0
+        self.finish = math.nan
+
+    def attained(self, now: float) -> float:
+        if self.status != RUNNING:
+            return self.done
+        start = self.since if self.since > self.stall_until else self.stall_until
+        return self.done + self.speed * max(0.0, now - start)
+
+    def remaining(self, now: float) -> float:
+        return max(0.0, self.job.work - self.attained(now))
+
+    def service(self, now: float) -> float:
+        if self.status != RUNNING:
+            return self.service_base
+        return self.service_base + self.held * (now - self.since)
+
+    def executed(self, now: float) -> float:
+        if self.status != RUNNING:
+            return self.run_base
+        return self.run_base + (now - self.since)
+
+    def settle(self, now: float) -> None:
+        """Fold the progress since ``since`` into the bases (before any change)."""
+        self.done = self.attained(now)
+        self.service_base += self.held * (now - self.since)
+        self.run_base += now - self.since
+        self.since = now
+
+
+class LiveView:
+    """The :class:`~scheduling_opt.sim.policy.View` the engine hands to policies."""
+
+    __slots__ = ("_engine", "_pending", "_running")
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._pending: Mapping[int, JobView] = MappingProxyType(engine.pending)
+        self._running: Mapping[int, JobView] = MappingProxyType(engine.running)
+
+    @property
+    def now(self) -> float:
+        return self._engine.now
+
+    @property
+    def pending(self) -> Mapping[int, JobView]:
+        return self._pending
+
+    @property
+    def running(self) -> Mapping[int, JobView]:
+        return self._running
+
+    @property
+    def arrived(self) -> Sequence[JobView]:
+        return tuple(self._engine.arrived)
+
+    @property
+    def finished(self) -> Sequence[JobView]:
+        return tuple(self._engine.finished)
+
+    @property
+    def started(self) -> Sequence[JobView]:
+        return tuple(self._engine.started)
+
+    @property
+    def evicted(self) -> Sequence[JobView]:
+        return tuple(self._engine.evicted)
+
+    @property
+    def cluster(self) -> ClusterSpec:
+        return self._engine.cluster
+
+    @property
+    def capacity(self) -> Sequence[int]:
+        return tuple(self._engine.freemap.capacity)
+
+    @property
+    def free(self) -> Sequence[int]:
+        return tuple(self._engine.freemap.free)
+
+    @property
+    def free_total(self) -> int:
+        return self._engine.freemap.total_free
+
+    def plan(self) -> FreeMap:
+        return self._engine.freemap.copy()
+
+    def speed(self, job: SimJob, placement: Placement) -> float:
+        return self._engine.speed_of(job, placement)

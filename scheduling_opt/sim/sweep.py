@@ -1,0 +1,220 @@
+"""One run as a pure function of a frozen configuration; sweeps over processes or dask.
+
+:func:`run_config` takes a :class:`RunConfig` (picklable, hashable) and
+returns a :class:`RunResult`: it loads the workload, makes a fresh policy and
+runs the engine, touching no shared state, so runs can go to worker
+processes or a dask cluster as they are. :func:`run_sweep` runs many, skips
+those whose result is cached in ``cache_dir`` under the configuration's hash
+(a pickle per run), and reports progress.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.sim.cluster import ClusterSpec
+from scheduling_opt.sim.engine import EngineParams, RunOutput, simulate
+from scheduling_opt.sim.registry import make_policy
+from scheduling_opt.sim.results import summarize
+from scheduling_opt.sim.speed import SpeedModel, bundled_table
+from scheduling_opt.sim.synthetic import SyntheticSpec, generate
+from scheduling_opt.sim.workload import BUNDLED, Workload, bundled, load_trace
+
+#: Bump when a change alters the results of an unchanged configuration.
+RESULTS_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSpec:
+    """Where the jobs come from: ``bundled``, a ``trace`` path, or ``synthetic``."""
+
+    kind: str = "bundled"
+    path: str | None = None
+    synthetic: SyntheticSpec | None = None
+
+    def load(self, seed: int) -> Workload:
+        """The jobs (a synthetic workload is drawn with ``seed``)."""
+        if self.kind == "bundled":
+            return bundled()
+        if self.kind == "trace" and self.path is not None:
+            return load_trace(self.path)
+        if self.kind == "synthetic":
+            return generate(self.synthetic or SyntheticSpec(), seed)
+        raise InvalidInstanceError("workload", f"unknown workload kind {self.kind!r}")
+
+    @property
+    def name(self) -> str:
+        if self.kind == "trace" and self.path is not None:
+            return Path(self.path).stem
+        return BUNDLED if self.kind == "bundled" else "synthetic"
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """Everything one run depends on."""
+
+    policy: str
+    workload: WorkloadSpec = WorkloadSpec()
+    servers: int = 120
+    gpus_per_server: int = 8
+    seed: int = 0
+    policy_params: tuple[tuple[str, Any], ...] = ()
+    restart_cost: float = 0.0
+    preemption_cost: float = 0.0
+    round_length: float | None = None
+    placement_table: bool = True
+    skip: float = 0.0
+
+    def digest(self) -> str:
+        """A stable hash of the configuration (the cache key)."""
+        text = json.dumps([RESULTS_VERSION, asdict(self)], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A run's configuration, raw output, metrics and provenance."""
+
+    config: RunConfig
+    output: RunOutput
+    metrics: dict[str, float]
+    workload_name: str
+    workload_digest: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = None) -> RunResult:
+    """Run one configuration (pure: same configuration, same result but for times).
+
+    ``progress(jobs done, jobs)`` is called now and then during the run.
+
+    Examples
+    --------
+    >>> r = run_config(RunConfig("fifo", WorkloadSpec("synthetic", synthetic=SyntheticSpec(jobs=20)),
+    ...                          servers=2, gpus_per_server=8))
+    >>> r.metrics["jobs"], r.output.policy
+    (20.0, 'fifo')
+    """
+    workload = config.workload.load(config.seed)
+    cluster = ClusterSpec.uniform(config.servers, config.gpus_per_server)
+    policy = make_policy(config.policy, workload, cluster, dict(config.policy_params))
+    table = bundled_table() if config.placement_table else None
+    params = EngineParams(config.restart_cost, config.preemption_cost, config.round_length)
+    out = simulate(
+        workload,
+        cluster,
+        policy,
+        speed=SpeedModel(table, cluster.gpus_per_server),
+        params=params,
+        progress=progress,
+    )
+    metrics = summarize(out, skip=config.skip)
+    return RunResult(config, out, metrics, workload.name, workload.digest)
+
+
+def _cached(cache_dir: Path | None, config: RunConfig) -> RunResult | None:
+    if cache_dir is None:
+        return None
+    path = cache_dir / f"{config.digest()}.pkl"
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as f:
+            result = pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        return None  # a damaged or outdated cache entry is simply recomputed
+    return result if isinstance(result, RunResult) and result.config == config else None
+
+
+def _store(cache_dir: Path | None, result: RunResult) -> None:
+    if cache_dir is None:
+        return
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = cache_dir / f"{result.config.digest()}.tmp"
+    with tmp.open("wb") as f:
+        pickle.dump(result, f)
+    tmp.replace(cache_dir / f"{result.config.digest()}.pkl")
+
+
+def run_sweep(
+    configs: Sequence[RunConfig],
+    *,
+    workers: int = 1,
+    executor: str = "local",
+    cache_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    dask_client: Any = None,
+    job_progress: Callable[[int, int], None] | None = None,
+) -> list[RunResult]:
+    """Run ``configs`` (results in the same order), reusing cached results.
+
+    ``executor`` ``"local"`` runs in this process (``workers`` 1) or a process
+    pool; ``"dask"`` submits to ``dask_client`` or a local
+    ``distributed.Client`` of ``workers`` processes (needs the dask extra).
+    ``progress(runs done, runs)`` follows the sweep; ``job_progress(jobs done,
+    jobs)`` follows each run when they run in this process.
+    """
+    results: list[RunResult | None] = [_cached(cache_dir, c) for c in configs]
+    todo = [i for i, r in enumerate(results) if r is None]
+    done = len(configs) - len(todo)
+    if progress is not None:
+        progress(done, len(configs))
+
+    def record(i: int, result: RunResult) -> None:
+        nonlocal done
+        results[i] = result
+        _store(cache_dir, result)
+        done += 1
+        if progress is not None:
+            progress(done, len(configs))
+
+    if executor == "dask":
+        _run_dask(configs, todo, workers, dask_client, record)
+    elif executor != "local":
+        raise InvalidInstanceError("--executor", f"must be local or dask, got {executor!r}")
+    elif workers <= 1 or len(todo) <= 1:
+        for i in todo:
+            record(i, run_config(configs[i], job_progress))
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(run_config, configs[i]): i for i in todo}
+            for fut in as_completed(futures):
+                record(futures[fut], fut.result())
+    return [r for r in results if r is not None]
+
+
+def _run_dask(
+    configs: Sequence[RunConfig],
+    todo: list[int],
+    workers: int,
+    client: Any,
+    record: Callable[[int, RunResult], None],
+) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise InvalidInstanceError(
+            "--executor", "dask needs the 'dask' extra: pip install 'scheduling-opt[dask]'"
+        ) from None
+    own = client is None
+    if own:
+        # No dashboard: two sweeps side by side need no hand-assigned ports.
+        client = Client(
+            n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    try:
+        futures = {client.submit(run_config, configs[i], pure=False): i for i in todo}
+        for fut in as_completed(list(futures)):
+            record(futures[fut], fut.result())
+    finally:
+        if own:
+            client.close()

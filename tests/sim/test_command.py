@@ -1,0 +1,93 @@
+"""The ``simulate`` command: default run, outputs and their contract, cache, bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.sim import BASELINES, METRIC_KEYS
+from scheduling_opt.sim.command import add_arguments, run
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(["--quiet", *argv])
+
+
+def test_no_arguments_runs_the_excerpt_under_all_baselines(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(_args()) == 0
+    out = capsys.readouterr().out
+    assert "philly-mix2-day1 (5217 jobs)" in out
+    for name in BASELINES:
+        assert f"| {name} | 0 |" in out
+
+
+def test_out_dir_files_contract_and_cache(tmp_path: Path) -> None:
+    argv = ["--workload", "synthetic", "--synthetic-jobs", "120", "--servers", "4", "--seeds", "2"]
+    argv += ["--policy", "fifo", "--policy", "srtf", "--out", str(tmp_path)]
+    assert run(_args(*argv)) == 0
+    for name in ("jobs.csv", "timeline.csv", "summary.json", "report.md"):
+        assert (tmp_path / name).is_file()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    runs = summary["runs"]
+    assert [(r["policy"], r["seed"]) for r in runs] == [
+        ("fifo", 0),
+        ("fifo", 1),
+        ("srtf", 0),
+        ("srtf", 1),
+    ]
+    for r in runs:
+        assert {"policy", "seed", "wall_seconds", "events", "metrics"} <= set(r)
+        assert set(METRIC_KEYS) <= set(r["metrics"])
+    assert len(list((tmp_path / "cache").glob("*.pkl"))) == 4
+    jobs_before = (tmp_path / "jobs.csv").read_bytes()
+    assert run(_args(*argv)) == 0  # all four from the cache
+    assert (tmp_path / "jobs.csv").read_bytes() == jobs_before
+    assert "| fifo | 0 |" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "where"),
+    [
+        (["--policy", "nope"], "--policy"),
+        (["--trace", "/nonexistent/trace.csv"], "/nonexistent/trace.csv"),
+        (["--seeds", "0"], "--seeds"),
+        (["--skip", "1.5"], "--skip"),
+        (["--round", "0"], "--round"),
+    ],
+)
+def test_bad_input_is_one_line_error(argv: list[str], where: str) -> None:
+    with pytest.raises(InvalidInstanceError, match=where) as err:
+        run(_args(*argv))
+    assert "\n" not in str(err.value)
+
+
+def test_parallel_workers_give_the_same_results(tmp_path: Path) -> None:
+    argv = ["--workload", "synthetic", "--synthetic-jobs", "80", "--servers", "2", "--seeds", "2"]
+    argv += ["--policy", "sjf"]
+    assert run(_args(*argv, "--out", str(tmp_path / "a"))) == 0
+    assert run(_args(*argv, "--workers", "2", "--out", str(tmp_path / "b"))) == 0
+    a = (tmp_path / "a" / "jobs.csv").read_bytes()
+    assert a == (tmp_path / "b" / "jobs.csv").read_bytes()
+
+
+def test_trace_by_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "mini.csv"
+    trace.write_text(
+        "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,"
+        "expect_time_list,expect_value_list,best_effort,job_type\n"
+        "0,vc_a,8,0,1,vgg16,10,1,12,10,0,strict\n"
+        "1,vc_b,8,1,1,vgg16,10,1,1,0,1,best\n",
+        encoding="utf-8",
+    )
+    assert run(_args("--trace", str(trace), "--servers", "1", "--policy", "fifo")) == 0
+    out = capsys.readouterr().out
+    assert "workload mini (2 jobs)" in out
+    assert "| fifo | 0 | 14.5 |" in out  # JCTs 10 and 20 - 1 = 19
