@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.io.traces import read_trace, to_job, to_jobs
 from scheduling_opt.model import RewardStep
-from scheduling_opt.traces import read_trace, to_job, to_jobs
 
 HEADER = (
     "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,"

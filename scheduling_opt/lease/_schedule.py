@@ -1,0 +1,191 @@
+"""Schedules by job index, what every lease method shares: load, relevel, compact, finish.
+
+A :class:`Schedule` holds per job (in input order) the position of its level
+in ``LeaseJob.levels`` and its terms; every method works on it and turns it
+into the public :class:`~scheduling_opt.lease.model.LeaseDecision` once, in
+:func:`finish`, after compacting it towards now (Chronus §3.3.4).
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scheduling_opt.lease.model import LeaseDecision, LeaseInput
+from scheduling_opt.solution import Solution, Status
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Per job: the position of its level in ``LeaseJob.levels`` (None: rejected), its terms."""
+
+    levels: tuple[int | None, ...]
+    terms: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def empty(cls, n: int) -> Schedule:
+        return cls((None,) * n, ((),) * n)
+
+    def reward(self, inp: LeaseInput) -> float:
+        return sum(
+            inp.lease_jobs[i].levels[pos].reward
+            for i, pos in enumerate(self.levels)
+            if pos is not None
+        )
+
+    def complete(self) -> bool:
+        return all(pos is not None for pos in self.levels)
+
+
+def load_of(inp: LeaseInput, terms: Sequence[Sequence[int]]) -> NDArray[np.int64]:
+    """GPUs held in each term 0..horizon-1."""
+    load = np.zeros(max(inp.horizon, 1), dtype=np.int64)
+    for gpus, held in zip(inp.gpus, terms, strict=True):
+        load[list(held)] += gpus
+    return load
+
+
+def relevel(inp: LeaseInput, terms: Sequence[Sequence[int]]) -> Schedule:
+    """The schedule whose levels are the first deadlines the terms meet."""
+    levels: list[int | None] = []
+    out: list[tuple[int, ...]] = []
+    for job, held in zip(inp.lease_jobs, terms, strict=True):
+        pos = job.level_for(max(held)) if held else None
+        levels.append(pos)
+        out.append(tuple(sorted(held)) if pos is not None else ())
+    return Schedule(tuple(levels), tuple(out))
+
+
+def compact(inp: LeaseInput, schedule: Schedule) -> Schedule:
+    """Move held terms as early as capacity allows (urgent jobs first), then relevel.
+
+    A term only moves earlier, so every met deadline stays met; the result
+    runs as much as possible now (more ``run_now``) and may reach better levels.
+    """
+    jobs = inp.lease_jobs
+    held = [list(t) for t in schedule.terms]
+    load = load_of(inp, held)
+    order = sorted(
+        (i for i, pos in enumerate(schedule.levels) if pos is not None),
+        key=lambda i: (jobs[i].levels[schedule.levels[i] or 0].due, jobs[i].id),
+    )
+    for k in range(inp.horizon):
+        for i in order:
+            terms, gpus = held[i], jobs[i].gpus
+            if terms[-1] <= k or load[k] + gpus > inp.capacity:
+                continue
+            pos = bisect.bisect_left(terms, k)
+            if pos < len(terms) and terms[pos] == k:
+                continue
+            last = terms.pop()
+            load[last] -= gpus
+            bisect.insort(terms, k)
+            load[k] += gpus
+    return relevel(inp, held)
+
+
+def decision_of(inp: LeaseInput, schedule: Schedule) -> LeaseDecision:
+    """The public decision of a schedule (levels as indices into each job's deadlines)."""
+    jobs = inp.lease_jobs
+    levels = {
+        job.id: None if pos is None else job.levels[pos].index
+        for job, pos in zip(jobs, schedule.levels, strict=True)
+    }
+    terms = {job.id: tuple(held) for job, held in zip(jobs, schedule.terms, strict=True)}
+    return LeaseDecision(levels, terms, schedule.reward(inp))
+
+
+def finish(
+    inp: LeaseInput,
+    schedule: Schedule | None,
+    status: Status,
+    start: float,
+    *,
+    bound: float | None = None,
+    message: str = "",
+) -> Solution[LeaseDecision]:
+    """The solution of a schedule (None: no answer), compacted towards now."""
+    decision = None if schedule is None else decision_of(inp, compact(inp, schedule))
+    return Solution(
+        status=status,
+        objective=None if decision is None else decision.reward,
+        decision=decision,
+        bound=bound,
+        seconds=time.perf_counter() - start,
+        message=message,
+    )
+
+
+def best_of(inp: LeaseInput, candidates: Sequence[Schedule | None]) -> Schedule | None:
+    """The best candidate (under ``require_all`` only complete ones count); first wins ties."""
+    ok = [c for c in candidates if c is not None and (c.complete() or not inp.require_all)]
+    return max(ok, key=lambda c: c.reward(inp), default=None)
+
+
+def hint_terms(
+    source: LeaseDecision | Mapping[str, Sequence[int]], elapsed: int = 1
+) -> dict[str, list[int]]:
+    """The previous cycle's terms, renumbered for a cycle ``elapsed`` terms later.
+
+    Parameters
+    ----------
+    source : LeaseDecision or Mapping[str, Sequence[int]]
+        A previous decision, or its ``terms`` (job id -> term indices).
+    elapsed : int
+        Terms that have passed since (terms already run are dropped).
+
+    Returns
+    -------
+    dict[str, list[int]]
+        Job id -> terms, a warm-start ``hint`` for ``greedy`` and the exact methods.
+
+    Raises
+    ------
+    ValueError
+        When a term is not an integer.
+
+    Examples
+    --------
+    >>> hint_terms({"a": [0, 1, 3], "b": [0]}, elapsed=1)
+    {'a': [0, 2], 'b': []}
+
+    References
+    ----------
+    Chronus (SoCC '21) §3.3.4 (one MILP per scheduling cycle).
+    """
+    raw = source.terms if isinstance(source, LeaseDecision) else source
+    return {
+        str(job): [int(k) - elapsed for k in held if int(k) >= elapsed] for job, held in raw.items()
+    }
+
+
+def fit(
+    inp: LeaseInput, i: int, due: int, load: NDArray[np.int64], *, late: bool
+) -> NDArray[np.int64] | None:
+    """RL_i terms before ``due`` with room for job ``i`` (the latest or earliest ones)."""
+    job = inp.lease_jobs[i]
+    room = np.flatnonzero(load[:due] + job.gpus <= inp.capacity)
+    if len(room) < job.terms:
+        return None
+    return room[-job.terms :] if late else room[: job.terms]
+
+
+def heuristic_solution(
+    inp: LeaseInput, schedule: Schedule, start: float, *, bound: float | None = None
+) -> Solution[LeaseDecision]:
+    """A heuristic's answer; under ``require_all`` an incomplete one is no answer.
+
+    A heuristic proves nothing: when it cannot give every job a level it
+    returns no answer with status ``time_limit`` ("stopped without a proof");
+    ``infeasible`` only when some job alone cannot meet any deadline.
+    """
+    if inp.require_all and inp.hopeless:
+        return finish(inp, None, Status.INFEASIBLE, start, message="a job cannot meet any deadline")
+    if inp.require_all and not schedule.complete():
+        return finish(inp, None, Status.TIME_LIMIT, start, bound=bound, message="incomplete")
+    return finish(inp, schedule, Status.FEASIBLE, start, bound=bound)

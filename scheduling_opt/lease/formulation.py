@@ -1,0 +1,289 @@
+"""The tightened lease MILP, backend-neutral: variables, rows, and solutions as schedules.
+
+Binary s[i,p]: job i meets its level p; integer y[i,b]: terms job i holds in
+block b. Blocks split the horizon [0, H):
+
+- capacity: sum_i G_i y[i,b] <= M for every capacitated block;
+- choice: sum_p s[i,p] <= 1 (= 1 with ``require_all``, Eq. 5);
+- count: sum_b y[i,b] = RL_i sum_p s[i,p] (RL_i terms if selected, none if not);
+- tight linking: y[i,b] <= min(len_b, RL_i) sum_{p: DL_p >= end_b} s[i,p]: a
+  term is held only if the chosen deadline lies after it. With the count
+  row this implies Eq. (4) (sum_{k < DL_p} x[i,k] >= RL_i s[i,p]) and its
+  LP relaxation is much tighter than Eq. (4) linearized alone
+  (``tight=False`` keeps Eq. (4)'s rows instead, for the study);
+- symmetry: identical jobs (same G, RL, levels) get non-worsening levels in
+  index order (a rejected job after every selected one);
+- aggregation (optional; off by default, it made HiGHS slower): terms from
+  the first breakpoint after which the jobs that can still hold terms need
+  at most M GPUs together are never short of room; each interval between
+  consecutive deadlines there becomes one block, an integer count without
+  capacity row (exact, since any terms of such an interval do).
+
+Objective (1): max sum V_p s[i,p] (zero for a feasibility check). Chronus
+§3.3.4. NP-hard (a one-term instance is a knapsack problem); the model has
+O(N (P + H)) variables and rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scheduling_opt.lease._schedule import Schedule, best_of, finish, relevel
+from scheduling_opt.lease.greedy import Hint, greedy_schedule, repair
+from scheduling_opt.lease.model import LeaseDecision, LeaseInput
+from scheduling_opt.solution import Solution, Status
+
+__all__ = ["ExactOutcome", "Model", "ModelConfig", "build", "model_size"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """Formulation switches; the defaults are the final model (docs/lease.md's study)."""
+
+    tight: bool = True
+    symmetry: bool = True
+    aggregate: bool = False  # exact, but measured slower on HiGHS
+    feasibility: bool = False  # zero objective: admission control's check
+
+
+@dataclass(frozen=True, slots=True)
+class Blocks:
+    """Consecutive term ranges [start, end); ``capped`` ones have a capacity row."""
+
+    start: tuple[int, ...]
+    end: tuple[int, ...]
+    capped: tuple[bool, ...]
+
+
+def make_blocks(inp: LeaseInput, aggregate: bool) -> Blocks:
+    """One block per term, except the uncapacitated tail intervals when ``aggregate``."""
+    jobs = inp.lease_jobs
+    dues = sorted({lv.due for job in jobs for lv in job.levels})
+    free_from = inp.horizon
+    if aggregate:
+        prev = 0
+        for due in dues:
+            reach = sum(j.gpus for j in jobs if j.last_due >= due)
+            if reach <= inp.capacity:
+                free_from = prev
+                break
+            prev = due
+    start = list(range(free_from))
+    end = [k + 1 for k in start]
+    capped = [True] * free_from
+    prev = free_from
+    for due in dues:
+        if due > prev:
+            start.append(prev)
+            end.append(due)
+            capped.append(False)
+            prev = due
+    return Blocks(tuple(start), tuple(end), tuple(capped))
+
+
+@dataclass
+class Layout:
+    """Variable indices: s[i] per kept level, y[i] as (block, index) pairs."""
+
+    s: list[list[int]] = field(default_factory=list)
+    y: list[list[tuple[int, int]]] = field(default_factory=list)
+    size: int = 0
+
+    def new(self) -> int:
+        self.size += 1
+        return self.size - 1
+
+
+def _layout(inp: LeaseInput, blocks: Blocks) -> Layout:
+    lay = Layout()
+    for job in inp.lease_jobs:
+        lay.s.append([lay.new() for _ in job.levels])
+        lay.y.append([(b, lay.new()) for b, st in enumerate(blocks.start) if st < job.last_due])
+    return lay
+
+
+def identical_pairs(inp: LeaseInput) -> list[tuple[int, int]]:
+    """Consecutive pairs of jobs with the same G, RL and levels (symmetric in the model)."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, job in enumerate(inp.lease_jobs):
+        if job.levels:
+            key = (job.gpus, job.terms, tuple((lv.due, lv.reward) for lv in job.levels))
+            groups.setdefault(key, []).append(i)
+    return [(g[t], g[t + 1]) for g in groups.values() for t in range(len(g) - 1)]
+
+
+Row = tuple[list[int], list[float], float, float]
+
+
+def _rows(inp: LeaseInput, blocks: Blocks, lay: Layout, cfg: ModelConfig) -> list[Row]:
+    """Every constraint as (columns, coefficients, lower, upper)."""
+    inf = float("inf")
+    rows: list[Row] = []
+    for i, job in enumerate(inp.lease_jobs):
+        s, y = lay.s[i], lay.y[i]
+        if not s:
+            continue
+        lo = 1.0 if inp.require_all else 0.0
+        rows.append((s, [1.0] * len(s), lo, 1.0))
+        count = ([v for _, v in y] + s, [1.0] * len(y) + [-float(job.terms)] * len(s))
+        if cfg.tight:
+            rows.append((*count, 0.0, 0.0))
+            for b, v in y:
+                cap = min(blocks.end[b] - blocks.start[b], job.terms)
+                open_ = [s[p] for p, lv in enumerate(job.levels) if lv.due >= blocks.end[b]]
+                rows.append(([v, *open_], [1.0] + [-float(cap)] * len(open_), -inf, 0.0))
+        else:
+            rows.append((*count, -inf, 0.0))
+            for p, lv in enumerate(job.levels):
+                before = [v for b, v in y if blocks.end[b] <= lv.due]
+                rows.append(([*before, s[p]], [1.0] * len(before) + [-float(job.terms)], 0.0, inf))
+    for b, capped in enumerate(blocks.capped):
+        if capped:
+            cols = [
+                (v, float(inp.lease_jobs[i].gpus))
+                for i in range(len(inp.lease_jobs))
+                for c, v in lay.y[i]
+                if c == b
+            ]
+            if cols:
+                rows.append(([c for c, _ in cols], [g for _, g in cols], -inf, float(inp.capacity)))
+    if cfg.symmetry:
+        for a, b in identical_pairs(inp):
+            # Rank of the level (rejected = 0): integral, so CP-SAT takes it as is.
+            ranks = [float(len(lay.s[a]) - p) for p in range(len(lay.s[a]))]
+            rows.append((lay.s[a] + lay.s[b], ranks + [-r for r in ranks], 0.0, inf))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """The built model: blocks, variable layout, rows, objective ``c`` and upper bounds ``ub``."""
+
+    blocks: Blocks
+    lay: Layout
+    rows: list[Row]
+    c: NDArray[np.float64]
+    ub: NDArray[np.float64]
+
+    def schedule(self, inp: LeaseInput, values: Sequence[float]) -> Schedule:
+        """Terms from a solution vector: a block's count becomes its first terms."""
+        held: list[list[int]] = []
+        for s, y in zip(self.lay.s, self.lay.y, strict=True):
+            if not any(values[v] > 0.5 for v in s):
+                held.append([])
+                continue
+            terms: list[int] = []
+            for b, v in y:
+                n = round(values[v])
+                terms.extend(range(self.blocks.start[b], self.blocks.start[b] + n))
+            held.append(terms)
+        return relevel(inp, held)
+
+    def values(self, schedule: Schedule) -> list[float]:
+        """A schedule as a solution vector of this model (for hints and starts)."""
+        values = [0.0] * self.lay.size
+        blocks = self.blocks
+        for i, pos in enumerate(schedule.levels):
+            if pos is None:
+                continue
+            values[self.lay.s[i][pos]] = 1.0
+            for b, v in self.lay.y[i]:
+                values[v] = float(
+                    sum(1 for k in schedule.terms[i] if blocks.start[b] <= k < blocks.end[b])
+                )
+        return values
+
+
+def build(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
+    """The model of ``inp`` under ``config`` (backend-neutral)."""
+    blocks = make_blocks(inp, config.aggregate)
+    lay = _layout(inp, blocks)
+    c = np.zeros(lay.size)
+    if not config.feasibility:
+        for job, s in zip(inp.lease_jobs, lay.s, strict=True):
+            for lv, v in zip(job.levels, s, strict=True):
+                c[v] = lv.reward
+    ub = np.ones(lay.size)
+    for job, y in zip(inp.lease_jobs, lay.y, strict=True):
+        for b, v in y:
+            ub[v] = min(blocks.end[b] - blocks.start[b], job.terms)
+    return Model(blocks, lay, _rows(inp, blocks, lay, config), c, ub)
+
+
+def model_size(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> tuple[int, int]:
+    """(variables, rows) of the model under ``config``.
+
+    Parameters
+    ----------
+    inp : LeaseInput
+        The jobs, M and T_l.
+    config : ModelConfig
+        Formulation switches.
+
+    Returns
+    -------
+    tuple of (int, int)
+        Variables and constraint rows.
+
+    Raises
+    ------
+    SchedulingOptError
+        Never for a built input.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Job, RewardStep
+    >>> a = Job("a", 1, 1, 2.0, deadlines=(RewardStep(3.0, 10),))
+    >>> model_size(LeaseInput([a], 1, 1.0))  # s, 3 x y; choice, count, 3 links, 3 capacity
+    (4, 8)
+
+    References
+    ----------
+    Chronus (SoCC '21) §3.3.4; docs/lease.md (the formulation study).
+    """
+    model = build(inp, config)
+    return model.lay.size, len(model.rows)
+
+
+@dataclass(frozen=True, slots=True)
+class ExactOutcome:
+    """What a backend proved, its schedule (None: no solution found) and its bound."""
+
+    status: Status
+    schedule: Schedule | None
+    bound: float | None = None
+    message: str = ""
+
+
+def run_exact(
+    inp: LeaseInput,
+    solve: Callable[[Schedule | None], ExactOutcome],
+    hint: Hint | None,
+    *,
+    feasibility: bool = False,
+) -> Solution[LeaseDecision]:
+    """An exact backend's answer, honestly labelled.
+
+    ``hint`` is repaired into a feasible schedule and handed to ``solve`` (a
+    CP-SAT hint, a CBC start). On a time limit the answer is the best of the
+    solver's incumbent, the repaired hint and the greedy, with the solver's
+    bound. In a feasibility run (zero objective) the solver's bound says
+    nothing about the reward and is dropped.
+    """
+    start = time.perf_counter()
+    if inp.require_all and inp.hopeless:
+        return finish(inp, None, Status.INFEASIBLE, start, message="a job cannot meet any deadline")
+    warm = repair(inp, hint) if hint is not None else None
+    out = solve(warm)
+    bound = None if feasibility else out.bound
+    if out.status is Status.OPTIMAL:
+        return finish(inp, out.schedule, Status.OPTIMAL, start, bound=bound)
+    if out.status is Status.INFEASIBLE:
+        return finish(inp, None, Status.INFEASIBLE, start, message=out.message)
+    fallback = best_of(inp, [out.schedule, warm, greedy_schedule(inp)])
+    return finish(inp, fallback, Status.TIME_LIMIT, start, bound=bound, message=out.message)
