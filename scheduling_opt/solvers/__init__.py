@@ -1,1 +1,0 @@
-"""One module per problem family; :mod:`.registry` maps problem names to them."""
