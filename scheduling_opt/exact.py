@@ -71,6 +71,19 @@ def _check_limit(time_limit: float) -> float:
     return float(time_limit)
 
 
+def _left(limit: float, started: float | None) -> float:
+    """Seconds left of ``limit`` for a run whose method started at ``started``.
+
+    A method's time limit covers building its model too (issue 17: a PuLP
+    model of 32,000 binaries takes seconds to build and write); 0 when
+    nothing is left, and the runner then returns ``time_limit`` without
+    starting the backend.
+    """
+    if started is None:
+        return limit
+    return max(limit - (time.perf_counter() - started), 0.0)
+
+
 # --------------------------------------------------------------------------- HiGHS
 
 
@@ -94,16 +107,21 @@ def solve_milp(
     time_limit: float,
     maximize: bool = False,
     mip_rel_gap: float = MIP_REL_GAP,
+    started: float | None = None,
 ) -> MilpOutcome:
     """Minimize (or maximize) ``c @ x`` with ``scipy.optimize.milp`` (HiGHS).
 
     ``constraints`` are ``scipy.optimize.LinearConstraint`` objects. The
     objective returned is in the caller's sense (maximized value when
-    ``maximize``).
+    ``maximize``). ``started``: the ``time.perf_counter()`` at which the
+    calling method started; HiGHS then gets what is left of ``time_limit``
+    (``time_limit`` status without a solution when nothing is).
     """
     from scipy.optimize import milp
 
-    limit = _check_limit(time_limit)
+    limit = _left(_check_limit(time_limit), started)
+    if limit <= 0:
+        return MilpOutcome(Status.TIME_LIMIT, None, None, None, 0.0)
     cost = -np.asarray(c, dtype=float) if maximize else np.asarray(c, dtype=float)
     start = time.perf_counter()
     with stdout_to_stderr():
@@ -152,19 +170,23 @@ def solve_cpsat(
     time_limit: float,
     num_workers: int = 8,
     seed: int = 0,
+    started: float | None = None,
 ) -> CpSatOutcome:
     """Solve a CP-SAT model with a time limit and an explicit worker count.
 
     ``OPTIMAL`` -> optimal; ``FEASIBLE`` (stopped with an incumbent) and
     ``UNKNOWN`` (stopped without one) -> time_limit; ``INFEASIBLE`` ->
     infeasible; ``MODEL_INVALID`` raises :class:`SolverError`.
+    ``started``: as for :func:`solve_milp` (the model's building counts).
     """
     from ortools.sat.python import cp_model
 
-    limit = _check_limit(time_limit)
+    limit = _left(_check_limit(time_limit), started)
     if num_workers < 1:
         raise SolverError(f"num_workers must be >= 1, got {num_workers}")
     solver = cp_model.CpSolver()
+    if limit <= 0:
+        return CpSatOutcome(Status.TIME_LIMIT, solver, None, None, 0.0, False)
     solver.parameters.max_time_in_seconds = limit
     solver.parameters.num_workers = num_workers
     solver.parameters.random_seed = seed
@@ -191,6 +213,37 @@ def solve_cpsat(
 # --------------------------------------------------------------------------- PuLP / CBC
 
 
+class _NoTimeLeftError(Exception):
+    """The time limit ran out while PuLP wrote the model (caught by :func:`solve_pulp`)."""
+
+
+def _after_writing(problem: Any, cmd: Any, deadline: float) -> None:
+    """Give CBC what is left of the limit once PuLP has written the model.
+
+    PuLP writes the model to an MPS file before it reads ``cmd.timeLimit``
+    for CBC's command line; on 32,000 binaries the writing alone takes
+    seconds on a loaded machine, outside CBC's clock. Shadowing this
+    problem's ``writeMPS`` (removed after the solve) moves CBC's limit to the
+    deadline. A CBC stopped by that limit still ends at least ``limit``
+    after ``solve_pulp`` started, so the infeasibility rule stays sound.
+    """
+    write = problem.writeMPS
+
+    def write_then_set_limit(*args: Any, **kwargs: Any) -> Any:
+        out = write(*args, **kwargs)
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            # No time left for CBC (which spends a while reading the file
+            # before its clock can stop it): do not start it.
+            with contextlib.suppress(OSError, IndexError, TypeError):
+                os.remove(args[0])
+            raise _NoTimeLeftError
+        cmd.timeLimit = max(left, 0.01)
+        return out
+
+    problem.writeMPS = write_then_set_limit
+
+
 @dataclass(frozen=True, slots=True)
 class PulpOutcome:
     """A PuLP/CBC run; variable values are read from the problem's variables."""
@@ -201,31 +254,55 @@ class PulpOutcome:
     has_solution: bool
 
 
-def solve_pulp(problem: Any, *, time_limit: float, warm_start: bool = False) -> PulpOutcome:
+def solve_pulp(
+    problem: Any, *, time_limit: float, warm_start: bool = False, started: float | None = None
+) -> PulpOutcome:
     """Solve a ``pulp.LpProblem`` with the bundled CBC under a time limit.
 
     Maps ``problem.sol_status``: ``LpSolutionOptimal`` -> optimal,
     ``LpSolutionIntegerFeasible`` / ``LpSolutionNoSolutionFound`` ->
     time_limit, ``LpSolutionInfeasible`` -> infeasible. ``problem.status``
     alone is not trusted: it says "Optimal" for a time-limited feasible
-    answer. One exception: when CBC proves that the LP relaxation is feasible
-    but no integer point is, PuLP reports ``sol_status`` NoSolutionFound with
-    ``status`` Infeasible; that is a proof, read as infeasible (a time limit
-    without a solution leaves ``status`` Not Solved).
+    answer. When CBC proves that the LP relaxation is feasible but no integer
+    point is, PuLP reports ``sol_status`` NoSolutionFound with ``status``
+    Infeasible ("Integer infeasible").
+
+    An infeasibility claim is read as a proof only if CBC finished before its
+    time limit: CBC 2.10 interrupted by the limit inside its preprocessing
+    writes "Pre-processing says infeasible" and "Integer infeasible" for
+    problems that have solutions (issue 17: mckp n2000-c10000 at 0.5 s).
+    CBC counts wall time from its own start, later than this function's, and
+    is given at most what is left of its share of the limit once the model
+    is written; so a run that ends here before that share is used up cannot
+    have been stopped by the limit. A longer one reports ``time_limit`` with
+    no incumbent instead.
+
+    ``started``: as for :func:`solve_milp`. PuLP writes the model to an MPS
+    file and CBC reads it back outside CBC's clock, so a large model may end
+    later than its limit by that much (benchmarks/time_limit_overshoot.py).
     """
     import pulp
 
-    limit = _check_limit(time_limit)
+    limit = _left(_check_limit(time_limit), started)
+    if limit <= 0:
+        return PulpOutcome(Status.TIME_LIMIT, None, 0.0, False)
     start = time.perf_counter()
     with stdout_to_stderr(), warnings.catch_warnings():
         # PuLP 3 deprecates its bundled-CBC class in favour of a separately
         # installed CBC; the bundled one is what a plain `pip install` has.
         warnings.simplefilter("ignore", DeprecationWarning)
         cmd = pulp.PULP_CBC_CMD(msg=False, timeLimit=limit, warmStart=warm_start, gapRel=0.0)
+        # Reading CBC's solution back costs about 5 us per variable after CBC stops.
+        cbc_limit = limit - min(0.25 * limit, 5e-6 * len(problem.variables()))
+        _after_writing(problem, cmd, start + cbc_limit)
         try:
             problem.solve(cmd)
+        except _NoTimeLeftError:
+            return PulpOutcome(Status.TIME_LIMIT, None, time.perf_counter() - start, False)
         except pulp.PulpSolverError as e:
             raise SolverError(f"CBC failed: {e}") from e
+        finally:
+            vars(problem).pop("writeMPS", None)
     seconds = time.perf_counter() - start
     sol = problem.sol_status
     if sol == pulp.LpSolutionOptimal:
@@ -238,6 +315,8 @@ def solve_pulp(problem: Any, *, time_limit: float, warm_start: bool = False) -> 
         status = Status.INFEASIBLE
     else:
         raise SolverError(f"CBC returned an unexpected solution status {sol!r}")
+    if status is Status.INFEASIBLE and seconds >= cbc_limit:
+        status = Status.TIME_LIMIT  # the limit may have cut CBC's proof short
     has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
     value = pulp.value(problem.objective) if has_solution else None
     objective = None if value is None else float(value)

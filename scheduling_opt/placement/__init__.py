@@ -9,7 +9,8 @@ reward RW (Chronus Eq. 7).
 Methods: :func:`best_fit_decreasing` (``bfd``), :func:`round_up_consolidation`
 (``round-up``), :func:`quasi_consolidation` (``quasi``),
 :func:`chronus_local_search` (``local-search``, the default),
-:func:`exact_cpsat` (``exact``), :func:`exact_cbc` (``exact-pulp``).
+:func:`exact_arcflow` (``exact``), :func:`exact_cpsat` (``exact-cpsat``),
+:func:`exact_cbc` (``exact-pulp``).
 
 Examples
 --------
@@ -21,6 +22,8 @@ Examples
 (12.0, 2)
 """
 
+from scheduling_opt.placement.arcflow import exact_arcflow
+from scheduling_opt.placement.arcflow_model import lp_bound
 from scheduling_opt.placement.bfd import best_fit_decreasing, bfd_assign
 from scheduling_opt.placement.bounds import upper_bound
 from scheduling_opt.placement.check import check
@@ -67,11 +70,13 @@ __all__ = [
     "consolidate",
     "consolidated_span",
     "decide",
+    "exact_arcflow",
     "exact_cbc",
     "exact_cpsat",
     "fits_rounded",
     "is_consolidation_friendly",
     "largest_part",
+    "lp_bound",
     "node_parts",
     "place_span",
     "potential",

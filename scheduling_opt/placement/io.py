@@ -19,6 +19,7 @@ from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import Instance
 from scheduling_opt.jsonpath import check_keys, read_int, read_object
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
+from scheduling_opt.placement.arcflow import exact_arcflow
 from scheduling_opt.placement.bfd import best_fit_decreasing
 from scheduling_opt.placement.check import check
 from scheduling_opt.placement.consolidation import round_up_consolidation
@@ -273,7 +274,13 @@ PROBLEM: Problem[PlacementInput, PlacementDecision] = Problem(
             summary="quasi-consolidation: fewest servers, potential order",
         ),
         Method("local-search", chronus_local_search, summary="Chronus Algorithm 1 (|S| = 100,000)"),
-        Method("exact", exact_cpsat, exact=True, summary="integer program, CP-SAT"),
+        Method(
+            "exact",
+            exact_arcflow,
+            exact=True,
+            summary="arc-flow MILP on identical servers and jobs, HiGHS",
+        ),
+        Method("exact-cpsat", exact_cpsat, exact=True, summary="per-server model, CP-SAT"),
         Method("exact-pulp", exact_cbc, exact=True, summary="independent model, PuLP/CBC"),
     ),
     default="local-search",

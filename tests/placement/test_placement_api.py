@@ -20,6 +20,7 @@ from scheduling_opt.placement import (
     check,
     chronus_local_search,
     consolidated_span,
+    exact_arcflow,
     exact_cbc,
     exact_cpsat,
     place_span,
@@ -206,7 +207,7 @@ def test_exact_under_a_tiny_time_limit_is_honest(size: str, seed: int) -> None:
         assert opt.status is Status.OPTIMAL
         assert opt.objective is not None
         low = high = opt.objective
-    for method in (exact_cpsat, exact_cbc):
+    for method in (exact_cpsat, exact_cbc, exact_arcflow):
         sol = method(inp, time_limit=0.02)
         check(inp, sol)
         assert sol.status is not Status.INFEASIBLE

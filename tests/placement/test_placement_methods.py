@@ -22,6 +22,7 @@ from scheduling_opt.placement import (
     best_fit_decreasing,
     buddy_pack,
     check,
+    exact_arcflow,
     exact_cbc,
     exact_cpsat,
     fits_rounded,
@@ -351,7 +352,9 @@ def tiny_instances(draw: st.DrawFn) -> Instance:
 def test_exact_equals_pulp_equals_brute_force(inst: Instance) -> None:
     inp = read(inst)
     best = brute_force(inst)
-    results = {m: run(inp, m) for m in ("exact", "exact-pulp", *HEURISTICS)}
+    results = {m: run(inp, m) for m in ("exact", "exact-cpsat", "exact-pulp", *HEURISTICS)}
+    # The arc-flow model alone (no local-search incumbent) must prove it too.
+    results["exact-model-only"] = exact_arcflow(inp, time_limit=30, warm=False)
     for method, result in results.items():
         check(inp, result)
         assert result.objective is not None
@@ -371,6 +374,9 @@ def test_generated_every_method_valid_and_no_heuristic_beats_exact(size: str, se
     assert exact.objective is not None
     pulp = run(inp, "exact-pulp")
     assert pulp.objective == pytest.approx(exact.objective, abs=1e-4)
+    cpsat = run(inp, "exact-cpsat")
+    assert cpsat.status == Status.OPTIMAL
+    assert cpsat.objective == pytest.approx(exact.objective, abs=1e-4)
     for method in ("exact", "exact-pulp", *HEURISTICS):
         result = exact if method == "exact" else pulp if method == "exact-pulp" else None
         result = result or run(inp, method)
