@@ -22,12 +22,14 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from scheduling_opt.bench.report import dominated
 from scheduling_opt.reclaim import (
     ModelConfig,
     ReclaimDecision,
@@ -63,8 +65,9 @@ STUDY: tuple[tuple[str, ModelConfig], ...] = (
     ),
     ("+ two stages", ModelConfig(merge=False, disaggregate=False, direct=False)),
     ("+ merge identical servers", ModelConfig(disaggregate=False, direct=False)),
-    ("+ per-class rows y_c <= size(c) p_j", ModelConfig(direct=False)),
-    ("+ direct collateral (final, HiGHS)", ModelConfig()),
+    ("+ per-class rows y_c <= size(c) p_j", ModelConfig(direct=False, lean=False)),
+    ("+ direct collateral", ModelConfig(lean=False)),
+    ("+ no implied knapsack rows (final, HiGHS)", ModelConfig()),
     ("final, weighted (one stage)", ModelConfig(lexicographic=False)),
     ("final on CP-SAT (8 workers)", ModelConfig(backend="cpsat")),
     ("final on CBC", ModelConfig(backend="cbc")),
@@ -80,18 +83,35 @@ class Row:
     preempted: list[int]
     collateral: list[int]
     gaps: list[float]
+    tie_gaps: list[float]
     certified: list[float]
     times: list[float]
+    cpu: list[float]
     proved: int = 0
 
 
 Sol = Solution[ReclaimDecision]
 
 
-def median_run(run: Callable[[], Sol], repeats: int) -> Sol:
-    """One result, with its seconds replaced by the median over ``repeats`` runs."""
-    results = [run() for _ in range(repeats)]
-    return results[0].with_(seconds=statistics.median(r.seconds for r in results))
+def median_run(run: Callable[[], Sol], repeats: int) -> tuple[Sol, float]:
+    """One result with its seconds the median wall time over ``repeats`` runs, and median CPU.
+
+    CPU time (``time.process_time``) is what the run costs on a quiet
+    machine; wall time grows with the load of the shared cores.
+    """
+    results, cpu = [], []
+    for _ in range(repeats):
+        start = time.process_time()
+        results.append(run())
+        cpu.append(time.process_time() - start)
+    return results[0].with_(
+        seconds=statistics.median(r.seconds for r in results)
+    ), statistics.median(cpu)
+
+
+def load() -> str:
+    """The 1/5/15-minute load averages (2 shared cores: above 2 means queueing)."""
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def decision(sol: Sol) -> ReclaimDecision:
@@ -102,40 +122,59 @@ def decision(sol: Sol) -> ReclaimDecision:
 def methods_table(sizes: Sequence[int], seeds: int, repeats: int, limit: float) -> str:
     names = [m.name for m in PROBLEM.methods]
     out = [
-        "| servers | method | mean preempted | mean gap to exact | max gap | mean certified gap | mean collateral GPUs | median time | proved optimal |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| servers | method | mean preempted | mean gap to exact | max gap | mean certified gap "
+        "| mean collateral GPUs | median time | max time | median CPU | proved optimal "
+        "| dominated by |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for n in sizes:
-        rows = {m: Row([], [], [], [], []) for m in names}
+        rows = {m: Row([], [], [], [], [], [], []) for m in names}
         for seed in range(seeds):
             inp = read(generate(str(n), seed))
-            results = {}
+            results, cpus = {}, {}
             for m in names:
                 method = PROBLEM.method(m)
                 reps = 1 if method.exact and n >= 150 else repeats
                 solve = functools.partial(method.run, inp, seed=seed, time_limit=limit)
-                results[m] = median_run(solve, reps)
+                results[m], cpus[m] = median_run(solve, reps)
                 check(inp, results[m])
             opt = len(decision(results["exact"]).preempted_jobs)
+            opt_collateral = decision(results["exact"]).collateral_gpus
             for m, r in results.items():
                 row = rows[m]
-                row.preempted.append(len(decision(r).preempted_jobs))
+                count = len(decision(r).preempted_jobs)
+                row.preempted.append(count)
                 row.collateral.append(decision(r).collateral_gpus)
-                row.gaps.append((len(decision(r).preempted_jobs) - opt) / max(opt, 1))
+                row.gaps.append((count - opt) / max(opt, 1))
+                tie = (decision(r).collateral_gpus - opt_collateral) / max(opt_collateral, 1)
+                row.tie_gaps.append(tie if count == opt else 0.0)
                 row.certified.append(math.nan if r.gap is None else r.gap)
                 row.times.append(r.seconds)
+                row.cpu.append(cpus[m])
                 row.proved += r.status is Status.OPTIMAL
             log(
                 f"  n={n} seed={seed}: "
                 + ", ".join(f"{m}={len(decision(r).preempted_jobs)}" for m, r in results.items())
             )
+        marks = dominated(
+            {
+                m: (
+                    statistics.median(rows[m].times),
+                    (statistics.mean(rows[m].gaps), statistics.mean(rows[m].tie_gaps)),
+                )
+                for m in names
+            }
+        )
         for m in names:
             row = rows[m]
+            default = " (default)" if m == PROBLEM.default else ""
             out.append(
-                f"| {n} | {m} | {statistics.mean(row.preempted):.1f} | "
+                f"| {n} | {m}{default} | {statistics.mean(row.preempted):.1f} | "
                 f"{100 * statistics.mean(row.gaps):.2f}% | {100 * max(row.gaps):.1f}% | "
                 f"{fmt_certified(row.certified)} | {statistics.mean(row.collateral):.1f} | "
-                f"{fmt_time(statistics.median(row.times))} | {row.proved}/{seeds} |"
+                f"{fmt_time(statistics.median(row.times))} | {fmt_time(max(row.times))} | "
+                f"{fmt_time(statistics.median(row.cpu))} | {row.proved}/{seeds} | "
+                f"{', '.join(marks[m]) or 'Pareto front'} |"
             )
     return "\n".join(out)
 
@@ -180,7 +219,7 @@ def study_table(sizes: Sequence[int], seeds: int, limit: float) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 60, 150, 500])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[8, 12, 20, 60, 150, 500])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5, help="runs per heuristic (median time)")
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
@@ -189,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-study", action="store_true")
     parser.add_argument("--no-methods", action="store_true")
     args = parser.parse_args(argv)
+    print(f"Machine: {os.cpu_count()} cores, {load()} at the start.\n")
     if not args.no_methods:
         log("methods ...")
         print("## Methods\n")
@@ -198,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("exact-model study ...")
         print("## Exact model study\n")
         print(study_table(args.study_sizes, args.study_seeds, args.time_limit))
+    print(f"\n{load()} at the end.")
     return 0
 
 

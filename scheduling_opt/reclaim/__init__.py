@@ -24,6 +24,7 @@ Examples
 """
 
 from scheduling_opt.reclaim.aryl import aryl
+from scheduling_opt.reclaim.aryl_dp import aryl_dp
 from scheduling_opt.reclaim.aryl_plus import aryl_plus
 from scheduling_opt.reclaim.baselines import random_servers, scf
 from scheduling_opt.reclaim.bounds import fraction_bound, lower_bound
@@ -38,6 +39,7 @@ __all__ = [
     "ReclaimDecision",
     "ReclaimInput",
     "aryl",
+    "aryl_dp",
     "aryl_plus",
     "check",
     "exact",

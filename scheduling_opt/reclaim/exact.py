@@ -3,7 +3,7 @@
 Stage 1 minimizes the preempted-job count over the reduced model of
 :mod:`scheduling_opt.reclaim.milp`, stage 2 the collateral GPUs at that
 count (Aryl §4; the optimum §7.3 finds by exhaustive search). NP-hard:
-exponential in the worst case; 1 s median at 500 on-loan servers.
+exponential in the worst case; 0.6-0.75 s of CPU at 500 on-loan servers.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduling_opt.errors import SolverError
-from scheduling_opt.reclaim.aryl import aryl_order
+from scheduling_opt.reclaim.aryl_dp import aryl_dp_order
 from scheduling_opt.reclaim.bounds import fraction_bound
 from scheduling_opt.reclaim.milp import ModelConfig, build, reduce, solve_rows
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
@@ -88,7 +88,7 @@ def exact(
     Stage 1 minimizes the preempted jobs, stage 2 the collateral GPUs at
     that count. ``status`` is ``optimal`` only when both stages proved
     optimality; otherwise ``time_limit`` with the better of the solver's
-    incumbent and aryl's answer, and ``bound`` the first stage's dual bound
+    incumbent and ``aryl-dp``'s component DP, and ``bound`` the first stage's dual bound
     (a proven lower bound on the preempted-job count; never below
     :func:`~scheduling_opt.reclaim.fraction_bound`).
 
@@ -141,7 +141,7 @@ def exact(
 
 
 def _answer(inp: ReclaimInput, out: ExactOutcome, start: float) -> Solution[ReclaimDecision]:
-    """The solution of an exact run: its incumbent or aryl's, and the best proven bound."""
+    """The solution of an exact run: its incumbent or the component DP's, and the best bound."""
     cheap = float(fraction_bound(inp))
     bound = cheap if out.bound is None else max(out.bound, cheap)
     if out.status is Status.OPTIMAL and out.chosen is not None:
@@ -150,7 +150,7 @@ def _answer(inp: ReclaimInput, out: ExactOutcome, start: float) -> Solution[Recl
         # N_R never exceeds the on-loan servers (checked at construction),
         # so every N_R-subset is a solution: an infeasible claim is a bug.
         raise SolverError("the reclaim MILP reported infeasible, but every N_R-subset is feasible")
-    chosen = aryl_order(inp)
+    chosen = aryl_dp_order(inp)
     if out.chosen is not None and inp.cost(out.chosen) <= inp.cost(chosen):
         chosen = out.chosen
     message = out.message or "time limit reached"

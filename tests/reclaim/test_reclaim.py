@@ -91,7 +91,7 @@ def test_fig5_server_fraction_costs_match_table1() -> None:
     assert costs == [Fraction(x) for x in ("0.5", "0.5", "1", "0.5", "1", "0.5")]
 
 
-@pytest.mark.parametrize("method", ["aryl", "aryl-plus", "exact", "exact-pulp"])
+@pytest.mark.parametrize("method", ["aryl", "aryl-plus", "aryl-dp", "exact", "exact-pulp"])
 def test_fig5_optimum_is_one_preemption(method: str) -> None:
     inp = read(load(FIG5))
     result = run(inp, method)
@@ -117,6 +117,9 @@ def test_fig5_unlucky_order_misleads_aryl_but_not_ours() -> None:
     plus = aryl_plus(read(inst))
     assert plus.key == (1, 0)
     assert set(servers(plus)) == {"1", "2"}
+    dp = run(inst, "aryl-dp")
+    assert dp.key == (1, 0)
+    assert set(servers(dp)) == {"1", "2"}
 
 
 def test_fig5_single_server_is_exhaustive() -> None:
@@ -276,6 +279,7 @@ def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:
     assert results["exact-pulp"].key == best
     assert all(r.key >= best for r in results.values())
     assert results["aryl-plus"].key <= results["aryl"].key
+    assert results["aryl-dp"].key <= results["aryl"].key
     if inp.n_reclaim == 1:  # Algorithm 1 line 19: exhaustive, hence optimal
         assert results["aryl"].key == best
 
@@ -288,6 +292,7 @@ def test_exact_model_variants_agree_with_brute_force(inst: Instance) -> None:
     for config in (
         ModelConfig(reduce=False, tight=False, disaggregate=False, direct=False, merge=False),
         ModelConfig(lexicographic=False),
+        ModelConfig(lean=False),
         ModelConfig(backend="cpsat"),
     ):
         assert exact(inp, config=config).key == best, config

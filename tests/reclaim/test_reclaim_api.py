@@ -17,6 +17,7 @@ from scheduling_opt.reclaim import (
     ReclaimDecision,
     ReclaimInput,
     aryl,
+    aryl_dp,
     aryl_plus,
     check,
     exact,
@@ -30,7 +31,7 @@ from scheduling_opt.solution import Solution, Status
 from tests.reclaim.test_reclaim import small_instances
 
 INSTANCES = Path(__file__).resolve().parents[2] / "instances"
-ALL = (aryl, aryl_plus, scf, random_servers, exact, exact_pulp)
+ALL = (aryl, aryl_plus, aryl_dp, scf, random_servers, exact, exact_pulp)
 
 
 def chain() -> ReclaimInput:
@@ -219,7 +220,7 @@ def test_heuristic_bounds_sit_below_the_proven_optimum(size: str) -> None:
     proven = exact(inp, time_limit=60)
     assert proven.status is Status.OPTIMAL
     assert proven.bound == proven.objective
-    for method in (aryl, aryl_plus, scf, random_servers):
+    for method in (aryl, aryl_plus, aryl_dp, scf, random_servers):
         sol = method(inp, seed=0)
         check(inp, sol)
         assert sol.bound is not None
