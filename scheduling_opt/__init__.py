@@ -65,9 +65,9 @@ __all__ = [
     "__version__",
     "dump",
     "dumps",
+    "get_problem",
     "load",
     "loads",
     "problem_names",
     "solve",
-    "get_problem",
 ]
