@@ -1,4 +1,4 @@
-"""The ``scheduling-opt`` command: solve, validate, generate, list, bench, simulate.
+"""The ``scheduling-opt`` command: solve, validate, generate, list, bench, simulate, reproduce.
 
 Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`;
 ``bench`` and ``simulate`` take their options from their own packages
@@ -103,6 +103,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run scheduling policies on a trace (default: the bundled excerpt, every baseline)",
     )
     sim_command.add_arguments(simulate)
+
+    from scheduling_opt.reproduce import command as reproduce_command
+
+    reproduce = sub.add_parser(
+        "reproduce", help="run a paper's policies against its baselines, numbers side by side"
+    )
+    reproduce_command.add_arguments(reproduce)
     return parser
 
 
@@ -222,6 +229,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from scheduling_opt.sim import command as sim_command
 
         return sim_command.run(args)
+    if args.command == "reproduce":
+        from scheduling_opt.reproduce import command as reproduce_command
+
+        return reproduce_command.run(args)
     raise UsageError(f"unknown command {args.command!r}")
 
 

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import dump, dumps, from_dict, load, loads, to_dict
-
-from .strategies import instances
+from scheduling_opt.testing import fuzzed_instances
 
 EXAMPLE: dict[str, Any] = {
     "format": "scheduling-opt/v1",
@@ -81,7 +80,7 @@ def test_problem_data_sections_are_kept() -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances())
+@given(fuzzed_instances())
 def test_generated_instances_round_trip(inst: Any) -> None:
     assert loads(dumps(inst)) == inst
     assert loads(dumps(inst, indent=None)) == inst

@@ -4,12 +4,14 @@ Given the free GPUs, the queued jobs and the running elastic jobs, decide how
 many workers each job gets now so that the average job completion time (JCT)
 is small (Aryl §5.1-§5.2, Appendix C-D). Every algorithm is
 ``fn(inp: AllocationInput, *, seed=None, time_limit=None) ->
-Solution[AllocationDecision]``: :func:`two_phase` (Aryl, the default),
-the baselines :func:`fifo`, :func:`afs`, :func:`max_elastic`, and the
+Solution[AllocationDecision]``: :func:`auto` (the default: the
+enumeration when small, else the better of two planners), :func:`two_phase`
+(Aryl), the baselines :func:`fifo`, :func:`afs`, :func:`max_elastic`, and the
 enumeration :func:`exact_allocation`. Complexity: two-phase O(n log n +
 MCKP); fifo, max-elastic O(n log n); afs O(n C); each plus the O(n^2)
-simulation of its plan; exact O(prod_j choices_j * n^2), refused above
-:data:`~scheduling_opt.allocation.exact.EXACT_LIMIT` allocations.
+simulation of its plan (refused above :data:`SIMULATION_LIMIT` = n^2 steps,
+or when it cannot fit the time limit); exact O(prod_j choices_j * n^2),
+refused above :data:`~scheduling_opt.allocation.exact.EXACT_LIMIT` allocations.
 
 Examples
 --------
@@ -21,6 +23,7 @@ Examples
 """
 
 from scheduling_opt.allocation.afs import afs
+from scheduling_opt.allocation.auto import auto
 from scheduling_opt.allocation.capacity import free_capacity
 from scheduling_opt.allocation.check import check
 from scheduling_opt.allocation.exact import EXACT_LIMIT, allocation_count, exact_allocation
@@ -32,17 +35,25 @@ from scheduling_opt.allocation.model import (
     AllocationInput,
     Scaling,
 )
-from scheduling_opt.allocation.simulate import average_jct, lower_bound, simulate_elastic
+from scheduling_opt.allocation.simulate import (
+    SIMULATION_LIMIT,
+    average_jct,
+    lower_bound,
+    plan_deadline,
+    simulate_elastic,
+)
 from scheduling_opt.allocation.two_phase import knapsack_groups, two_phase
 
 __all__ = [
     "EXACT_LIMIT",
     "LINEAR",
+    "SIMULATION_LIMIT",
     "AllocationDecision",
     "AllocationInput",
     "Scaling",
     "afs",
     "allocation_count",
+    "auto",
     "average_jct",
     "check",
     "exact_allocation",
@@ -51,6 +62,7 @@ __all__ = [
     "knapsack_groups",
     "lower_bound",
     "max_elastic",
+    "plan_deadline",
     "simulate_elastic",
     "two_phase",
 ]

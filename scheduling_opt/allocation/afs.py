@@ -10,9 +10,14 @@ from __future__ import annotations
 import time
 
 from scheduling_opt.allocation.model import AllocationDecision, AllocationInput, Scaling
-from scheduling_opt.allocation.simulate import solution_of
+from scheduling_opt.allocation.simulate import plan_deadline, solution_of
+from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.model import Job
 from scheduling_opt.solution import Seed, Solution
+
+#: Largest number of (worker, job) steps of the one-by-one hand-out under
+#: sublinear scaling (linear scaling hands out a job's workers at once).
+AFS_WORK_LIMIT = 20_000_000
 
 
 def _throughput_gain(scaling: Scaling, job: Job, k: int) -> float:
@@ -34,12 +39,21 @@ def afs(
     seed : int, numpy Generator or None
         Unused.
     time_limit : float, optional
-        Unused.
+        Seconds (default :data:`~scheduling_opt.solution.DEFAULT_TIME_LIMIT`):
+        the hand-out stops there and the plan so far is returned
+        (``message`` says so; every intermediate plan is valid).
 
     Returns
     -------
     Solution[AllocationDecision]
         Status ``feasible`` with the cheap lower bound.
+
+    Raises
+    ------
+    InstanceTooLargeError
+        A plan too large to simulate (:func:`~scheduling_opt.allocation.plan_deadline`),
+        or, under sublinear scaling, more than :data:`AFS_WORK_LIMIT` steps
+        (linear scaling then hands out each picked job's workers at once).
 
     Examples
     --------
@@ -54,6 +68,22 @@ def afs(
     distributed deep learning" (AFS), NSDI '21.
     """
     start = time.perf_counter()
+    deadline = plan_deadline(inp, time_limit)
+    steps = min(
+        sum(j.max_workers - j.min_workers for j in inp.jobs),
+        inp.capacity // min((j.gpus_per_worker for j in inp.jobs), default=1),
+    )
+    # Under linear scaling a job's gain per GPU is the same at every size, so
+    # the one-by-one loop keeps picking the job it picked (up to rounding
+    # noise): beyond the work limit its workers are handed out at once.
+    at_once = steps * len(inp.jobs) > AFS_WORK_LIMIT
+    if at_once and inp.scaling.exponent != 1:
+        raise InstanceTooLargeError(
+            "jobs",
+            f"afs would hand out up to {steps:.3g} workers one by one over "
+            f"{len(inp.jobs)} jobs ({steps * len(inp.jobs):.3g} steps), "
+            f"above its limit {AFS_WORK_LIMIT:.0e}",
+        )
     room, workers, started = inp.capacity, {}, []
     for job in inp.jobs:
         base = job.id in inp.running or job.min_gpus <= room
@@ -70,5 +100,11 @@ def afs(
                 best = cand if best is None or cand[:2] < best[:2] else best
         if best is None:
             return solution_of(inp, workers, start, started=started)
-        workers[best[2].id] += 1
-        room -= best[2].gpus_per_worker
+        job = best[2]
+        add = min(job.max_workers - workers[job.id], room // job.gpus_per_worker) if at_once else 1
+        workers[job.id] += add
+        room -= add * job.gpus_per_worker
+        if time.perf_counter() > deadline:
+            return solution_of(
+                inp, workers, start, started=started, message="stopped by the time limit"
+            )

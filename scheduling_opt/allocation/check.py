@@ -36,7 +36,8 @@ def check(inp: AllocationInput, solution: Solution[AllocationDecision]) -> None:
         one), workers outside a job's range, a running job below its minimum,
         more free GPUs used than there are, a wrong ``start_now``, a
         non-finite objective or one (or a per-job JCT) that the replay does
-        not reproduce, or a lower bound above the objective.
+        not reproduce, a lower bound above the objective (or NaN), or an
+        ``optimal`` claim worse than letting the queued jobs wait.
 
     Examples
     --------
@@ -88,8 +89,20 @@ def check(inp: AllocationInput, solution: Solution[AllocationDecision]) -> None:
         got = decision.jct.get(job_id)
         if got is None or abs(got - t) > 1e-6 * (1 + t):
             raise VerificationError(f"job {job_id}: reported JCT {got} != replayed {t}")
-    if solution.bound is not None and solution.bound > objective + 1e-6 * (1 + abs(objective)):
+    if solution.bound is not None and not (
+        solution.bound <= objective + 1e-6 * (1 + abs(objective))
+    ):
+        # Written so that a NaN bound fails too.
         raise VerificationError(f"lower bound {solution.bound} above the objective {objective}")
+    if solution.status is Status.OPTIMAL:
+        # The checker's own witness: running jobs at their minimum, queued jobs waiting.
+        base = {j.id: (j.min_workers if j.id in inp.running else 0) for j in inp.jobs}
+        replayed = _replay(inp, base)
+        witness = sum(replayed.values()) / len(replayed) if replayed else 0.0
+        if objective > witness + 1e-6 * (1 + witness):
+            raise VerificationError(
+                f"optimal claimed with {objective}, but letting queued jobs wait gives {witness}"
+            )
 
 
 def _replay(inp: AllocationInput, workers: Mapping[str, int]) -> dict[str, float]:

@@ -16,19 +16,25 @@ import time
 from collections.abc import Iterable
 
 from scheduling_opt.allocation.model import TOLERANCE, AllocationDecision, AllocationInput
-from scheduling_opt.allocation.simulate import average_jct, solution_of
+from scheduling_opt.allocation.simulate import average_jct, plan_deadline, solution_of
 from scheduling_opt.errors import InstanceTooLargeError
+from scheduling_opt.model import Job
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
 #: The exact method refuses instances with more initial allocations than this.
 EXACT_LIMIT = 200_000
 
 
-def _choices(inp: AllocationInput) -> list[list[int]]:
-    out = []
+def _top(inp: AllocationInput, job: Job) -> int:
+    """The most workers ``job`` can get: its maximum, within the GPUs there are."""
+    return min(job.max_workers, max(inp.total_gpus // job.gpus_per_worker, job.min_workers))
+
+
+def _choices(inp: AllocationInput) -> list[range | list[int]]:
+    out: list[range | list[int]] = []
     for j in inp.jobs:
         # Largest first: among allocations of equal JCT the first found runs the most.
-        span = list(range(j.max_workers, j.min_workers - 1, -1))
+        span = range(_top(inp, j), j.min_workers - 1, -1)
         out.append(span if j.id in inp.running else [*span, 0])
     return out
 
@@ -42,7 +48,7 @@ def _magnitude(count: int) -> str:
 
 
 def allocation_count(inp: AllocationInput) -> int:
-    """Initial allocations :func:`exact_allocation` would enumerate (capacity ignored).
+    """Initial allocations :func:`exact_allocation` may enumerate (a product of ranges).
 
     Parameters
     ----------
@@ -51,7 +57,9 @@ def allocation_count(inp: AllocationInput) -> int:
     Returns
     -------
     int
-        The product over jobs of their choices (queued: 0 or min..max).
+        The product over jobs of their choices (queued: 0 or min..max),
+        counting only worker counts that fit the GPUs there are; computed
+        without listing them (a job may allow 2**53 workers).
 
     Examples
     --------
@@ -63,7 +71,9 @@ def allocation_count(inp: AllocationInput) -> int:
     ----------
     Aryl (EuroSys '22) §5.2.
     """
-    return math.prod(len(c) for c in _choices(inp))
+    return math.prod(
+        _top(inp, j) - j.min_workers + (1 if j.id in inp.running else 2) for j in inp.jobs
+    )
 
 
 def _feasible(inp: AllocationInput) -> Iterable[dict[str, int]]:
@@ -124,6 +134,7 @@ def exact_allocation(
     """
     start = time.perf_counter()
     limit = time_limit_of(time_limit)
+    plan_deadline(inp, limit)  # the same simulation budget as every planner
     count = allocation_count(inp)
     if count > EXACT_LIMIT:
         raise InstanceTooLargeError(

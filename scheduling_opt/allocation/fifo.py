@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from scheduling_opt.allocation.model import AllocationDecision, AllocationInput
-from scheduling_opt.allocation.simulate import solution_of
+from scheduling_opt.allocation.simulate import plan_deadline, solution_of
 from scheduling_opt.solution import Seed, Solution
 
 
@@ -28,12 +28,17 @@ def fifo(
     seed : int, numpy Generator or None
         Unused.
     time_limit : float, optional
-        Unused.
+        Only checked against the plan's simulation cost (the planning is O(n log n)).
 
     Returns
     -------
     Solution[AllocationDecision]
         Status ``feasible`` with the cheap lower bound.
+
+    Raises
+    ------
+    InstanceTooLargeError
+        A plan too large to simulate (:func:`~scheduling_opt.allocation.plan_deadline`).
 
     Examples
     --------
@@ -48,6 +53,7 @@ def fifo(
     Aryl (EuroSys '22) §7.1 (baselines).
     """
     start = time.perf_counter()
+    plan_deadline(inp, time_limit)  # refuses a plan too large to simulate
     by_id = {j.id: j for j in inp.jobs}
     room = inp.capacity - sum(
         (k - by_id[i].min_workers) * by_id[i].gpus_per_worker for i, k in inp.running.items()

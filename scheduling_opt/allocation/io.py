@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from scheduling_opt.allocation.afs import afs
+from scheduling_opt.allocation.auto import auto
 from scheduling_opt.allocation.capacity import free_capacity
 from scheduling_opt.allocation.check import check
 from scheduling_opt.allocation.exact import exact_allocation
@@ -205,6 +206,7 @@ PROBLEM: Problem[AllocationInput, AllocationDecision] = Problem(
     read=read,
     encode=encode,
     methods=(
+        Method("auto", auto, summary="exact if <= 128 allocations, else two-phase or max-elastic"),
         Method("two-phase", two_phase, summary="SJF on base demand + MCKP (Aryl)"),
         Method("fifo", fifo, summary="queue order, full demand, no elasticity"),
         Method("afs", afs, summary="base demand, then best throughput gain per GPU"),
@@ -213,7 +215,7 @@ PROBLEM: Problem[AllocationInput, AllocationDecision] = Problem(
             "exact", exact_allocation, exact=True, summary="enumerate initial allocations (small n)"
         ),
     ),
-    default="two-phase",
+    default="auto",
     check=check,
     generate=generate,
     sizes={

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from scheduling_opt.allocation.model import AllocationDecision, AllocationInput
-from scheduling_opt.allocation.simulate import solution_of
+from scheduling_opt.allocation.simulate import plan_deadline, solution_of
 from scheduling_opt.allocation.two_phase import sjf_key
 from scheduling_opt.solution import Seed, Solution
 
@@ -26,12 +26,17 @@ def max_elastic(
     seed : int, numpy Generator or None
         Unused.
     time_limit : float, optional
-        Unused.
+        Only checked against the plan's simulation cost (the planning is O(n log n)).
 
     Returns
     -------
     Solution[AllocationDecision]
         Status ``feasible`` with the cheap lower bound.
+
+    Raises
+    ------
+    InstanceTooLargeError
+        A plan too large to simulate (:func:`~scheduling_opt.allocation.plan_deadline`).
 
     Examples
     --------
@@ -45,6 +50,7 @@ def max_elastic(
     Aryl (EuroSys '22) §7.1.
     """
     start = time.perf_counter()
+    plan_deadline(inp, time_limit)  # refuses a plan too large to simulate
     order = sorted(enumerate(inp.jobs), key=sjf_key(inp.scaling, lambda j: j.max_workers))
     room, workers, started = inp.capacity, {j.id: 0 for j in inp.jobs}, []
     for _, job in order:

@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Job
 
@@ -110,7 +112,16 @@ class AllocationInput:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
-        object.__setattr__(self, "running", dict(self.running))
+        if isinstance(self.capacity, np.integer):
+            object.__setattr__(self, "capacity", int(self.capacity))
+        object.__setattr__(
+            self,
+            "running",
+            {
+                job_id: int(k) if isinstance(k, np.integer) else k
+                for job_id, k in dict(self.running).items()
+            },
+        )
         for i, job in enumerate(self.jobs):
             if not isinstance(job, Job):
                 raise InvalidInstanceError(f"jobs[{i}]", f"must be a Job, got {job!r}")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from scheduling_opt.allocation.model import (
     LINEAR,
     TOLERANCE,
@@ -18,9 +20,71 @@ from scheduling_opt.allocation.model import (
     AllocationInput,
     Scaling,
 )
-from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError
 from scheduling_opt.model import Job
-from scheduling_opt.solution import Solution, Status
+from scheduling_opt.solution import Solution, Status, time_limit_of
+
+#: Largest n^2 (n jobs) a plan's simulation may cost: every method simulates
+#: its plan in O(n^2) Python steps (about 8 s at the limit, n = 2,000).
+SIMULATION_LIMIT = 4_000_000
+#: Seconds per simulation step, to refuse a plan that cannot be simulated
+#: within the time limit: n = 1,000 jobs took 0.4 s on an idle 2-core machine
+#: and 1.6-2.3 s at a load of 17; 1 us per step sits between the two.
+SECONDS_PER_STEP = 1e-6
+#: How far past its time limit a method may end (issue 17: within 0.5 s).
+SLACK = 0.5
+
+
+def plan_deadline(inp: AllocationInput, time_limit: float | None) -> float:
+    """The deadline (``time.perf_counter`` time) of a planner, after checking its budget.
+
+    Every planner ends by simulating its plan, O(n^2) for n jobs; an input
+    whose simulation cannot fit :data:`SIMULATION_LIMIT`, or the time limit
+    plus :data:`SLACK`, is refused up front, in one line naming the estimate
+    and the limit.
+
+    Parameters
+    ----------
+    inp : AllocationInput
+    time_limit : float or None
+        The caller's time limit (None: the default).
+
+    Returns
+    -------
+    float
+        ``time.perf_counter()`` plus the time limit.
+
+    Raises
+    ------
+    InstanceTooLargeError
+        More than :data:`SIMULATION_LIMIT` steps, or an estimated simulation
+        time above the time limit plus :data:`SLACK`.
+
+    Examples
+    --------
+    >>> inp = AllocationInput((Job("A", 2, 6, 50.0),), 8)
+    >>> plan_deadline(inp, 1.0) > 0
+    True
+
+    References
+    ----------
+    Aryl (EuroSys '22) §5.2, Table 3 (the simulated JCT).
+    """
+    limit = time_limit_of(time_limit)
+    steps = len(inp.jobs) ** 2
+    if steps > SIMULATION_LIMIT:
+        raise InstanceTooLargeError(
+            "jobs",
+            f"{len(inp.jobs)} jobs: simulating a plan costs n^2 = {steps:.3g} steps, "
+            f"above the limit {SIMULATION_LIMIT:.0e}",
+        )
+    if steps * SECONDS_PER_STEP > limit + SLACK:
+        raise InstanceTooLargeError(
+            "jobs",
+            f"{len(inp.jobs)} jobs: simulating a plan takes about "
+            f"{steps * SECONDS_PER_STEP:.2g} s, more than the time limit {limit:g} s",
+        )
+    return time.perf_counter() + limit
 
 
 def simulate_elastic(
@@ -50,8 +114,9 @@ def simulate_elastic(
     Raises
     ------
     InvalidInstanceError
-        An unknown job, workers outside 0 or min..max, more GPUs than
-        ``capacity``, or queued jobs that can never start.
+        A negative or non-integer ``capacity``, an unknown job, workers that
+        are not an integer (1.5, True) or outside 0 or min..max, more GPUs
+        than ``capacity``, or queued jobs that can never start.
 
     Examples
     --------
@@ -104,6 +169,8 @@ def _hand_out(
 
 
 def _check_allocation(jobs: Sequence[Job], capacity: int, allocation: Mapping[str, int]) -> None:
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 0:
+        raise InvalidInstanceError("capacity", f"must be an integer >= 0, got {capacity!r}")
     known = {j.id for j in jobs}
     for job_id in allocation:
         if job_id not in known:
@@ -111,6 +178,9 @@ def _check_allocation(jobs: Sequence[Job], capacity: int, allocation: Mapping[st
     used = 0
     for j in jobs:
         k = allocation.get(j.id, 0)
+        # 1.5 workers used to run as 1 and True as 1: refuse what a file would.
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise InvalidInstanceError(f"allocation.{j.id}", f"must be an integer, got {k!r}")
         if k and not j.min_workers <= k <= j.max_workers:
             raise InvalidInstanceError(
                 f"allocation.{j.id}", f"must be 0 or {j.min_workers}..{j.max_workers}, got {k}"
@@ -136,7 +206,8 @@ def average_jct(inp: AllocationInput, workers: Mapping[str, int]) -> tuple[float
     Raises
     ------
     InvalidInstanceError
-        An allocation :func:`simulate_elastic` refuses.
+        An allocation :func:`simulate_elastic` refuses, or a running job
+        outside its min..max workers (``workers.<id>``).
 
     Examples
     --------
@@ -149,6 +220,15 @@ def average_jct(inp: AllocationInput, workers: Mapping[str, int]) -> tuple[float
     ----------
     Aryl (EuroSys '22) §5.1.
     """
+    for job in inp.jobs:
+        if job.id not in inp.running:
+            continue
+        job_id, got = job.id, workers.get(job.id, 0)
+        if isinstance(got, (int, np.integer)) and not job.min_workers <= got <= job.max_workers:
+            raise InvalidInstanceError(
+                f"workers.{job_id}",
+                f"running job keeps {job.min_workers}..{job.max_workers} workers, got {got}",
+            )
     jct = simulate_elastic(inp.jobs, inp.total_gpus, workers, scaling=inp.scaling)
     return (sum(jct.values()) / len(jct) if jct else 0.0), jct
 

@@ -16,14 +16,22 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from scheduling_opt.allocation.model import LINEAR, AllocationDecision, AllocationInput, Scaling
-from scheduling_opt.allocation.simulate import solution_of
+from scheduling_opt.allocation.simulate import SECONDS_PER_STEP, plan_deadline, solution_of
+from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mckp import Mckp, dp
 from scheduling_opt.model import Job
 from scheduling_opt.solution import Seed, Solution
 
+#: Largest phase-two knapsack (items: extra workers that fit, over all jobs).
+KNAPSACK_ITEM_LIMIT = 1_000_000
+
 
 def knapsack_groups(jobs: Sequence[Job], capacity: int, scaling: Scaling = LINEAR) -> Mckp:
     """Aryl's phase-two MCKP: one group per elastic job, item w = w extra workers.
+
+    Only the items that fit the capacity are listed (at most
+    ``capacity // gpus_per_worker`` per job), so the size of a group never
+    grows with a job's ``max_workers`` beyond what the free GPUs allow.
 
     Weight ``w * D_j`` (the flexible GPUs; Algorithm 2 line 17 writes
     ``(w + w_min) D_j``, docs/allocation.md says why not); value
@@ -54,7 +62,9 @@ def knapsack_groups(jobs: Sequence[Job], capacity: int, scaling: Scaling = LINEA
     """
     weights, values = [], []
     for j in jobs:
-        extra = np.arange(1, j.max_workers - j.min_workers + 1)
+        # Only items that fit can be chosen: a job allowed 10^9 workers on 8
+        # free GPUs is 8 items, not 10^9 (issue 17).
+        extra = np.arange(1, min(j.max_workers - j.min_workers, capacity // j.gpus_per_worker) + 1)
         base = scaling.time(j, j.min_workers)
         weights.append(extra * j.gpus_per_worker)
         values.append(np.array([base - scaling.time(j, j.min_workers + int(w)) for w in extra]))
@@ -84,7 +94,9 @@ def two_phase(
     seed : int, numpy Generator or None
         Unused (deterministic).
     time_limit : float, optional
-        Unused (bounded by work).
+        Seconds (default :data:`~scheduling_opt.solution.DEFAULT_TIME_LIMIT`):
+        if it stops the phase-two DP, the knapsack's greedy choice is used
+        (``message`` says so); the answer stays ``feasible``.
 
     Returns
     -------
@@ -92,6 +104,12 @@ def two_phase(
         Status ``feasible``; objective the average JCT; ``bound``
         :func:`~scheduling_opt.allocation.lower_bound`; ``start_now`` in
         admission (SJF) order; ``knapsack_value`` the phase-two value.
+
+    Raises
+    ------
+    InstanceTooLargeError
+        A plan too large to simulate (:func:`~scheduling_opt.allocation.plan_deadline`)
+        or more than :data:`KNAPSACK_ITEM_LIMIT` knapsack items.
 
     Examples
     --------
@@ -106,6 +124,7 @@ def two_phase(
     Aryl (EuroSys '22) §5.2, Appendix D (Algorithm 2).
     """
     start = time.perf_counter()
+    deadline = plan_deadline(inp, time_limit)
     order = sorted(enumerate(inp.queued()), key=sjf_key(inp.scaling, lambda j: j.min_workers))
     room, admitted = inp.capacity, []
     for _, job in order:
@@ -114,7 +133,16 @@ def two_phase(
             room -= job.min_gpus
     chosen = {j.id for j in admitted}
     elastic = [j for j in inp.jobs if j.elastic and (j.id in chosen or j.id in inp.running)]
-    knapsack = dp(knapsack_groups(elastic, room, inp.scaling))
+    items = sum(min(j.max_workers - j.min_workers, room // j.gpus_per_worker) for j in elastic)
+    if items > KNAPSACK_ITEM_LIMIT:
+        raise InstanceTooLargeError(
+            "jobs",
+            f"the phase-two knapsack has {items:.3g} items (extra workers that fit), "
+            f"above the limit {KNAPSACK_ITEM_LIMIT:.0e}",
+        )
+    # The DP keeps part of the time for the simulation of the plan.
+    budget = max(deadline - time.perf_counter() - len(inp.jobs) ** 2 * SECONDS_PER_STEP, 1e-3)
+    knapsack = dp(knapsack_groups(elastic, room, inp.scaling), time_limit=budget)
     assert knapsack.decision is not None  # the DP always decides
     workers = {
         j.id: j.min_workers if j.id in chosen or j.id in inp.running else 0 for j in inp.jobs
@@ -128,4 +156,5 @@ def two_phase(
         start,
         started=[j.id for j in admitted],
         knapsack_value=knapsack.objective,
+        message=knapsack.message,
     )

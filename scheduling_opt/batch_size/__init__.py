@@ -7,9 +7,10 @@ waiting jobs and idle GPUs. ONES, Bian et al., SC 2021: §3.2 (search,
 Algorithm 1, Eq. 2-8) and §3.3.2 (limits).
 
 Every method is ``fn(inp: BatchSizeInput, *, seed=None, time_limit=None) ->
-Solution[Schedule]``: :func:`ones` (the search, default), :func:`greedy`
-(the fill phase alone) and :func:`exact` (knapsack DP if separable, else
-CP-SAT). :func:`ones_step` is the online step a scheduler calls every round:
+Solution[Schedule]``: :func:`auto` (the default: exact when a size test
+says it proves fast, else the search), :func:`ones` (the search),
+:func:`greedy` (the fill phase alone) and :func:`exact` (knapsack DP if
+separable, else CP-SAT). :func:`ones_step` is the online step a scheduler calls every round:
 it takes the previous population and returns a ``Solution[Step]`` (the
 schedule and the population to carry). Complexity: ``ones`` O(generations *
 K * (G log G + J * servers)); ``greedy`` O(G * (G + J)); ``exact``
@@ -29,6 +30,7 @@ Examples
 ((3, 1), (128, 32), True)
 """
 
+from scheduling_opt.batch_size.auto import auto
 from scheduling_opt.batch_size.bounds import lower_bound
 from scheduling_opt.batch_size.check import check
 from scheduling_opt.batch_size.evaluate import objective, schedule_of
@@ -73,6 +75,7 @@ __all__ = [
     "ThroughputModel",
     "add_points",
     "after_epoch",
+    "auto",
     "brute_force",
     "check",
     "exact",

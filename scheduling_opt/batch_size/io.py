@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduling_opt.batch_size.auto import auto
 from scheduling_opt.batch_size.check import check
 from scheduling_opt.batch_size.exact import exact
 from scheduling_opt.batch_size.greedy import greedy
@@ -28,7 +29,7 @@ from scheduling_opt.batch_size.model import (
     Schedule,
 )
 from scheduling_opt.batch_size.progress import ProgressModel
-from scheduling_opt.batch_size.search import ones
+from scheduling_opt.batch_size.search import MAX_SEARCH_CELLS, ones
 from scheduling_opt.batch_size.throughput import AnalyticThroughput
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import FORMAT, Instance, from_dict
@@ -215,13 +216,26 @@ def _size(size: str) -> tuple[int, int]:
     return gpus, jobs
 
 
+def _population(gpus: int) -> int:
+    """Population = GPUs (ONES' suggestion), at least 8, within the search's cell limit.
+
+    The cap (population x GPUs <= ``MAX_SEARCH_CELLS``) only binds above 724
+    GPUs: g1024 gets 512.
+    """
+    return max(8, min(gpus, MAX_SEARCH_CELLS // gpus))
+
+
 def generate(size: str, seed: int) -> Instance:
     """A seeded instance: servers of 4 GPUs, jobs with random models and progress.
 
     Jobs: epoch size, memory-bound local batch 32-256, limit R = local x
     1..16 (15% in warm-up: one GPU), 0-20 epochs done, beta ~ U(2, 30)
     epochs to go, analytic throughput with a cross-node penalty.
-    Population = GPUs (ONES' suggestion), 100 generations. Sizes:
+    Population = GPUs (ONES' suggestion; capped so that population x GPUs
+    <= 2^19, 512 at 1,024 GPUs), 100 generations. Every job pays the
+    cross-node penalty when it spans servers, so no generated instance with
+    more than one server is separable (the search matters from 128 GPUs:
+    docs/batch-size.md). Sizes:
     ``g<gpus>`` (a multiple of 4; 3/4 as many jobs) or ``g<gpus>-n<jobs>``.
 
     Examples
@@ -276,7 +290,7 @@ def generate(size: str, seed: int) -> Instance:
             "problem": "batch-size",
             "cluster": {"gpu_types": [{"name": "V100"}], "servers": servers},
             "jobs": jobs,
-            "params": {"population": max(8, gpus), "generations": 100, "jobs": per_job},
+            "params": {"population": _population(gpus), "generations": 100, "jobs": per_job},
         }
     )
 
@@ -288,6 +302,7 @@ PROBLEM: Problem[BatchSizeInput, Schedule] = Problem(
     read=read,
     encode=encode,
     methods=(
+        Method("auto", auto, summary="exact if <= 64 GPUs and proved in 2 s, else ones"),
         Method("ones", ones, summary="online evolutionary search (seeded)"),
         Method("greedy", greedy, summary="greedy fill by utilization gain"),
         Method(
@@ -297,12 +312,12 @@ PROBLEM: Problem[BatchSizeInput, Schedule] = Problem(
             summary="knapsack DP if separable, else CP-SAT with the cross-node penalty",
         ),
     ),
-    default="ones",
+    default="auto",
     check=check,
     generate=generate,
     sizes={
         "quick": ("g8", "g16"),
         "standard": ("g8", "g16", "g16-n24", "g64"),
-        "paper": ("g64", "g64-n96"),
+        "paper": ("g64", "g64-n96", "g256"),
     },
 )

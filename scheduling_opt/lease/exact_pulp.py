@@ -10,6 +10,8 @@ the tightened model. Chronus §3.3.4. NP-hard; O(N H) variables and rows.
 
 from __future__ import annotations
 
+import time
+
 from scheduling_opt.exact import solve_pulp
 from scheduling_opt.lease._schedule import Schedule, relevel
 from scheduling_opt.lease.formulation import ExactOutcome, run_exact
@@ -25,6 +27,8 @@ def solve_paper_model(
 ) -> ExactOutcome:
     """The paper's formulation on CBC (no bound: PuLP exposes none)."""
     import pulp
+
+    started = time.perf_counter()  # building the model counts against the limit
 
     jobs = inp.lease_jobs
     horizon = inp.horizon
@@ -61,7 +65,7 @@ def solve_paper_model(
             var.setInitialValue(1 if k in hint.terms[i] else 0)
         for (i, p), var in s.items():
             var.setInitialValue(1 if hint.levels[i] == p else 0)
-    out = solve_pulp(prob, time_limit=time_limit, warm_start=hint is not None)
+    out = solve_pulp(prob, time_limit=time_limit, warm_start=hint is not None, started=started)
     if not out.has_solution:
         return ExactOutcome(out.status, None)
     held = [

@@ -32,7 +32,8 @@ def check(inp: Mckp, solution: Solution[MckpDecision]) -> None:
         On a missing decision (choosing nothing is always feasible, so an
         MCKP always has one), an invalid item, an overweight choice, a
         reported weight or objective that does not match the choice, a
-        non-finite objective, or a bound on the wrong side of the objective.
+        non-finite objective, a bound on the wrong side of the objective (or
+        NaN), or an ``optimal`` claim below the best single item that fits.
 
     Examples
     --------
@@ -73,5 +74,14 @@ def check(inp: Mckp, solution: Solution[MckpDecision]) -> None:
     slack = TOLERANCE * (1 + abs(total_v))
     if abs(reported - total_v) > slack or abs(decision.value - total_v) > slack:
         raise VerificationError(f"reported objective {reported} != recomputed {total_v}")
-    if solution.bound is not None and solution.bound < reported - slack:
+    if solution.bound is not None and not (solution.bound >= reported - slack):
+        # Written so that a NaN bound fails too.
         raise VerificationError(f"upper bound {solution.bound} below the objective {reported}")
+    if solution.status is Status.OPTIMAL:
+        # The checker's own cheap witness: the most valuable single item that fits.
+        fits = (inp.weights <= inp.capacity) & (inp.values > 0)
+        single = float(inp.values[fits].max()) if fits.any() else 0.0
+        if reported < single - TOLERANCE * (1 + abs(single)):
+            raise VerificationError(
+                f"optimal claimed with {reported}, but one item alone is worth {single}"
+            )

@@ -16,22 +16,44 @@ one extra pass).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mckp._reduce import Padded, fix, pad
+from scheduling_opt.mckp.greedy import greedy
 from scheduling_opt.mckp.model import FloatArray, IntArray, Mckp, MckpDecision, decision_of
-from scheduling_opt.solution import Seed, Solution, Status
+from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+
+#: Largest padded table (groups x largest group) the reductions build: about
+#: 50 bytes per cell at peak, so 10^7 cells stay near 500 MB.
+PAD_LIMIT = 10_000_000
+#: Largest useful capacity C' = min(capacity, total useful weight) of a DP row:
+#: three rows of C' + 1 floats are live at once (480 MB at the limit).
+CAPACITY_LIMIT = 20_000_000
+
+#: Time the greedy fallback takes per item (measured: 7 us on a loaded
+#: 2-core machine), reserved before the time limit.
+FALLBACK_SECONDS_PER_ITEM = 8e-6
+
+
+class _OutOfTimeError(Exception):
+    """The DP passed its deadline (caught by :func:`dp`)."""
 
 
 def dp(inp: Mckp, *, seed: Seed = None, time_limit: float | None = None) -> Solution[MckpDecision]:
     """Exact MCKP by dynamic programming over capacity (method ``dp``).
 
-    Ties prefer choosing nothing, then the lighter item. The run is bounded
-    by its work (pseudo-polynomial in the capacity), not by the clock.
+    Ties prefer choosing nothing, then the lighter item. The work is
+    pseudo-polynomial in the capacity; the time limit is checked before every
+    item's pass over a DP row, and a DP stopped by it answers with the
+    :func:`~scheduling_opt.mckp.greedy` choice and its LP bound (status
+    ``time_limit``). Inputs whose tables cannot fit in memory are refused up
+    front (:data:`PAD_LIMIT`, :data:`CAPACITY_LIMIT`).
 
     Parameters
     ----------
@@ -40,17 +62,21 @@ def dp(inp: Mckp, *, seed: Seed = None, time_limit: float | None = None) -> Solu
     seed : int, numpy Generator or None
         Unused (the DP is deterministic); accepted for the common convention.
     time_limit : float, optional
-        Unused (the DP always finishes); accepted for the common convention.
+        Seconds (default :data:`~scheduling_opt.solution.DEFAULT_TIME_LIMIT`).
 
     Returns
     -------
     Solution[MckpDecision]
-        Status ``optimal``; ``objective`` the total value, ``bound`` equal to it.
+        Status ``optimal``; ``objective`` the total value, ``bound`` equal to
+        it. Status ``time_limit`` (the greedy's choice, the LP bound) if the
+        time limit stopped the DP.
 
     Raises
     ------
-    MemoryError
-        Only if even one DP row of ``C' + 1`` floats does not fit in memory.
+    InstanceTooLargeError
+        More than :data:`PAD_LIMIT` cells in the padded groups table, or a
+        useful capacity above :data:`CAPACITY_LIMIT`: the message names the
+        limit and the instance's figure.
 
     Examples
     --------
@@ -65,13 +91,31 @@ def dp(inp: Mckp, *, seed: Seed = None, time_limit: float | None = None) -> Solu
     Aryl (EuroSys '22) §5.2 and Appendix D, Algorithm 2 (``MaxValueDP``).
     """
     start = time.perf_counter()
+    limit = time_limit_of(time_limit)
+    # The DP stops early enough for the greedy fallback to finish within the limit.
+    deadline = start + limit - min(0.9 * limit, FALLBACK_SECONDS_PER_ITEM * len(inp.weights))
     n = inp.n_groups
     if n == 0 or len(inp.weights) == 0:
         choice: list[int | None] = [None] * n
     else:
+        cells = n * int(inp.sizes().max())
+        if cells > PAD_LIMIT:
+            raise InstanceTooLargeError(
+                "groups",
+                f"the dp pads {n} groups of up to {cells // n} items into {cells:.3g} cells, "
+                f"above its limit {PAD_LIMIT:.0e} (use method greedy or exact)",
+            )
         p = pad(inp)
         keep = fix(p, inp.capacity)
-        choice = dp_choice(p, keep, inp.capacity)
+        try:
+            choice = dp_choice(p, keep, inp.capacity, deadline=deadline)
+        except _OutOfTimeError:
+            fallback = greedy(inp)
+            return fallback.with_(
+                status=Status.TIME_LIMIT,
+                seconds=time.perf_counter() - start,
+                message="the time limit stopped the dp: greedy choice, LP bound",
+            )
     decision = decision_of(inp, choice)
     return Solution(Status.OPTIMAL, decision.value, decision, seconds=time.perf_counter() - start)
 
@@ -120,9 +164,17 @@ def _plan(p: Padded, keep: NDArray[np.bool_], capacity: int) -> tuple[_Plan, Int
     return plan, rows, cols
 
 
-def _sweep(plan: _Plan, k0: int, k1: int, start: Row, store: FloatArray | None) -> Row:
+def _sweep(
+    plan: _Plan,
+    k0: int,
+    k1: int,
+    start: Row,
+    store: FloatArray | None,
+    deadline: float = math.inf,
+) -> Row:
     """Rows of groups k0..k1-1 from the row before k0; windows go to ``store``."""
     cap = plan.cap
+    clock = time.perf_counter
     prev, cur, tmp = np.empty(cap + 1), np.empty(cap + 1), np.empty(cap + 1)
     lo0, hi_prev, row0 = start
     prev[lo0 : hi_prev + 1] = row0
@@ -135,6 +187,8 @@ def _sweep(plan: _Plan, k0: int, k1: int, start: Row, store: FloatArray | None) 
         dst_all = cur[lo : hi + 1]
         np.copyto(dst_all, prev[lo : hi + 1])
         for j in range(first[k], first[k + 1]):
+            if clock() > deadline:
+                raise _OutOfTimeError
             a = max(lo, w[j])
             if a > hi:
                 continue
@@ -199,12 +253,31 @@ def _blocks(plan: _Plan, budget: int) -> list[tuple[int, int]]:
 
 
 def dp_choice(
-    p: Padded, keep: NDArray[np.bool_], capacity: int, budget: int = DP_MEMORY
+    p: Padded,
+    keep: NDArray[np.bool_],
+    capacity: int,
+    budget: int = DP_MEMORY,
+    *,
+    deadline: float = math.inf,
 ) -> list[int | None]:
     n = len(p.w)
     choice: list[int | None] = [None] * n
     plan, _, cols = _plan(p, keep, capacity)
     if not plan.groups:
+        return choice
+    fits_all = int(np.where(keep, p.w, 0).max(axis=1).sum()) <= capacity
+    if plan.cap > CAPACITY_LIMIT and not fits_all:
+        raise InstanceTooLargeError(
+            "capacity",
+            f"the dp needs rows of {plan.cap:.3g} capacities (capacity or total useful "
+            f"weight), above its limit {CAPACITY_LIMIT:.0e} (use method greedy or exact)",
+        )
+    if plan.cap > CAPACITY_LIMIT:  # and fits_all
+        # Every group's heaviest useful item fits at once: each group takes its
+        # most valuable one, no table needed (a 10^9-GPU knapsack that fits).
+        best = np.argmax(np.where(keep, p.v, -np.inf), axis=1)
+        for g in plan.groups:
+            choice[g] = int(p.index[g, int(best[g])])
         return choice
     blocks = _blocks(plan, budget)
     starts: list[Row] = [(0, 0, np.zeros(1))]
@@ -212,7 +285,7 @@ def dp_choice(
     for b, (k0, k1) in enumerate(blocks):
         size = sum(plan.hi[k] + 1 - plan.lo[k] for k in range(k0, k1))
         store = np.empty(size) if b == len(blocks) - 1 else np.empty(0)
-        last = _sweep(plan, k0, k1, starts[-1], store if b == len(blocks) - 1 else None)
+        last = _sweep(plan, k0, k1, starts[-1], store if b == len(blocks) - 1 else None, deadline)
         starts.append(last)
     c = plan.cap
     for b in range(len(blocks) - 1, -1, -1):
@@ -220,7 +293,7 @@ def dp_choice(
         if b < len(blocks) - 1:
             store = np.empty(0)  # release the later block's rows first
             store = np.empty(sum(plan.hi[k] + 1 - plan.lo[k] for k in range(k0, k1)))
-            _sweep(plan, k0, k1, starts[b], store)
+            _sweep(plan, k0, k1, starts[b], store, deadline)
         picked, c = _trace(plan, k0, k1, starts[b], store, c)
         for k, j in zip(range(k1 - 1, k0 - 1, -1), picked, strict=True):
             if j >= 0:

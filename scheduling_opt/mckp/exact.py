@@ -75,5 +75,6 @@ def exact(
         bounds=(0, 1),
         time_limit=limit,
         maximize=True,
+        started=start,
     )
     return from_backend(inp, out.status, out.x, out.bound, start)

@@ -112,7 +112,7 @@ def exact_cpsat(
         if b > a:
             model.add_at_most_one(x[a:b])
     model.maximize(sum(coef[i] * x[i] for i in range(len(w))))
-    out = backends.solve_cpsat(model, time_limit=limit)
+    out = backends.solve_cpsat(model, time_limit=limit, started=start)
     values = [float(out.solver.value(var)) for var in x] if out.has_solution else None
     status = out.status
     bound = None if out.bound is None else out.bound / scale

@@ -59,12 +59,15 @@ def exact_pulp(
     model = pulp.LpProblem("mckp", pulp.LpMaximize)
     w, v = inp.weights.tolist(), inp.values.tolist()
     x = [pulp.LpVariable(f"x{i}", cat="Binary") for i in range(len(w))]
-    model += pulp.lpSum(v[i] * x[i] for i in range(len(w)))
-    model += pulp.lpSum(w[i] * x[i] for i in range(len(w))) <= inp.capacity
+    # Expressions from (variable, coefficient) pairs: lpSum over products
+    # builds one temporary expression per term, 1.5 s on 32,000 items.
+    affine = pulp.LpAffineExpression
+    model += affine(list(zip(x, v, strict=True)))
+    model += affine(list(zip(x, w, strict=True))) <= inp.capacity
     for g in range(inp.n_groups):
         a, b = int(inp.offsets[g]), int(inp.offsets[g + 1])
         if b > a:
-            model += pulp.lpSum(x[a:b]) <= 1
-    out = backends.solve_pulp(model, time_limit=limit)
+            model += affine([(xi, 1) for xi in x[a:b]]) <= 1
+    out = backends.solve_pulp(model, time_limit=limit, started=start)
     values = [var.varValue or 0.0 for var in x] if out.has_solution else None
     return from_backend(inp, out.status, values, None, start)

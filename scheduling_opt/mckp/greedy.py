@@ -16,6 +16,7 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike
 
+from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.mckp.model import Mckp, MckpDecision, decision_of
 from scheduling_opt.solution import Seed, Solution, Status
 
@@ -38,6 +39,11 @@ def upper_hull(weights: ArrayLike, values: ArrayLike) -> list[int]:
     list of int
         Item indices on the hull, by increasing weight.
 
+    Raises
+    ------
+    InvalidInstanceError
+        Lengths that differ, non-integer or negative weights, non-finite values.
+
     Examples
     --------
     >>> upper_hull([1, 2, 3], [5.0, 6.0, 9.0])
@@ -47,8 +53,15 @@ def upper_hull(weights: ArrayLike, values: ArrayLike) -> list[int]:
     ----------
     Sinha and Zoltners, "The multiple-choice knapsack problem", Oper. Res. 1979.
     """
-    w = np.asarray(weights, np.int64)
-    v = np.asarray(values, np.float64)
+    w = np.asarray(weights).reshape(-1)
+    v = np.asarray(values, np.float64).reshape(-1)
+    if len(w) != len(v):
+        raise InvalidInstanceError("values", f"{len(v)} values for {len(w)} weights")
+    if len(w) and not np.issubdtype(w.dtype, np.integer):
+        raise InvalidInstanceError("weights", "must be integers")
+    if np.any(w < 0) or not np.all(np.isfinite(v)):
+        raise InvalidInstanceError("weights", "weights must be >= 0 and values finite")
+    w = w.astype(np.int64)
     order = sorted(range(len(w)), key=lambda i: (int(w[i]), -float(v[i]), i))
     hull: list[tuple[int, float, int]] = [(0, 0.0, -1)]
     for i in order:

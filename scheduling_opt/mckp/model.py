@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import MAX_INT
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -84,13 +85,15 @@ class Mckp:
 
     @staticmethod
     def _check_items(w: IntArray, v: FloatArray, off: IntArray) -> None:
-        bad = np.flatnonzero((w < 0) | ~np.isfinite(v))
+        bad = np.flatnonzero((w < 0) | (w > MAX_INT) | ~np.isfinite(v))
         if len(bad):
             i = int(bad[0])
             g = int(np.searchsorted(off, i, side="right")) - 1
             path = f"groups[{g}][{i - int(off[g])}]"
-            if w[i] < 0:
-                raise InvalidInstanceError(f"{path}.weight", f"must be >= 0, got {int(w[i])}")
+            if not 0 <= w[i] <= MAX_INT:
+                raise InvalidInstanceError(
+                    f"{path}.weight", f"must be in 0..2**53, got {int(w[i])}"
+                )
             raise InvalidInstanceError(f"{path}.value", f"must be finite, got {float(v[i])!r}")
         # A DP row or an LP bound adds up values: refuse inputs whose sum overflows
         # instead of returning inf or nan later.
@@ -112,10 +115,24 @@ class Mckp:
         values: list[float] = []
         offsets = [0]
         for g, group in enumerate(groups):
-            for i, (w, v) in enumerate(group):
+            for i, item in enumerate(group):
+                try:
+                    w, v = item
+                except (TypeError, ValueError):
+                    raise InvalidInstanceError(
+                        f"groups[{g}][{i}]", f"must be a (weight, value) pair, got {item!r}"
+                    ) from None
                 if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
                     raise InvalidInstanceError(
                         f"groups[{g}][{i}].weight", f"must be an integer, got {w!r}"
+                    )
+                if not 0 <= int(w) <= MAX_INT:
+                    raise InvalidInstanceError(
+                        f"groups[{g}][{i}].weight", f"must be in 0..2**53, got {int(w)}"
+                    )
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                    raise InvalidInstanceError(
+                        f"groups[{g}][{i}].value", f"must be a number, got {v!r}"
                     )
                 weights.append(int(w))
                 values.append(float(v))
@@ -245,6 +262,12 @@ def evaluate(inp: Mckp, choice: Sequence[int | None]) -> tuple[float, int]:
     (float, int)
         The total value and the total weight.
 
+    Raises
+    ------
+    InvalidInstanceError
+        ``choice`` of the wrong length, or an entry that is not None nor an
+        item index of its group (``choice[g]``).
+
     Examples
     --------
     >>> evaluate(Mckp.from_groups([[(1, 2.0), (2, 3.0)], [(1, 1.5)]], 2), [1, None])
@@ -254,7 +277,21 @@ def evaluate(inp: Mckp, choice: Sequence[int | None]) -> tuple[float, int]:
     ----------
     Aryl (EuroSys '22) Appendix D.
     """
-    idx = [int(inp.offsets[g]) + i for g, i in enumerate(choice) if i is not None]
+    if len(choice) != inp.n_groups:
+        raise InvalidInstanceError(
+            "choice", f"must list {inp.n_groups} groups (None: nothing), got {len(choice)}"
+        )
+    idx = []
+    for g, i in enumerate(choice):
+        if i is None:
+            continue
+        size = int(inp.offsets[g + 1] - inp.offsets[g])
+        # A negative index would silently pick from the end of the group.
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < size:
+            raise InvalidInstanceError(
+                f"choice[{g}]", f"must be None or an item index in 0..{size - 1}, got {i!r}"
+            )
+        idx.append(int(inp.offsets[g]) + int(i))
     return float(inp.values[idx].sum()), int(inp.weights[idx].sum())
 
 

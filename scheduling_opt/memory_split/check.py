@@ -40,7 +40,8 @@ def check(inp: MemorySplitInput, solution: Solution[MemorySplitDecision]) -> Non
         under any other status than ``time_limit``), a job outside [min,
         peak] chunks, more chunks than the spare memory holds, memory or
         speeds misreported, a non-finite objective or one that does not match,
-        or an upper bound below the objective.
+        an upper bound below the objective (or NaN), or an ``optimal`` claim
+        below the split that gives all spare chunks to one job.
 
     Examples
     --------
@@ -93,5 +94,29 @@ def check(inp: MemorySplitInput, solution: Solution[MemorySplitDecision]) -> Non
         raise VerificationError(f"objective must be a finite number, got {reported!r}")
     if abs(reported - total) > TOLERANCE * (1 + total):
         raise VerificationError(f"reported objective {reported} != recomputed {total}")
-    if solution.bound is not None and solution.bound < reported - 1e-9 * (1 + abs(reported)):
+    if solution.bound is not None and not (solution.bound >= reported - 1e-9 * (1 + abs(reported))):
+        # Written so that a NaN bound fails too.
         raise VerificationError(f"upper bound {solution.bound} below the objective {reported}")
+    if solution.status is Status.OPTIMAL:
+        witness = _best_single_grant(inp, capacity)
+        if reported < witness - TOLERANCE * (1 + witness):
+            raise VerificationError(
+                f"optimal claimed with {reported}, but giving the spare chunks to one job "
+                f"reaches {witness}"
+            )
+
+
+def _best_single_grant(inp: MemorySplitInput, capacity: int) -> float:
+    """The best split that raises one job above its minimum (the checker's own witness)."""
+    lows = [_minimum(inp, j.peak_gb, j.curve[0][0]) for j in inp.jobs]
+    spare = capacity - sum(lows)
+
+    def speed(job_index: int, chunks: int) -> float:
+        job = inp.jobs[job_index]
+        gb = min(chunks * inp.chunk_gb, job.peak_gb)
+        fractions, speeds = zip(*job.curve, strict=True)
+        return float(np.interp(min(gb / job.peak_gb, 1.0), fractions, speeds))
+
+    base = [speed(i, lo) for i, lo in enumerate(lows)]
+    total = math.fsum(base)
+    return max([total] + [total - base[i] + speed(i, lows[i] + spare) for i in range(len(lows))])

@@ -17,7 +17,7 @@ import numpy as np
 from scheduling_opt.mckp import Mckp, dp, lp_bound
 from scheduling_opt.memory_split._solution import infeasible, solution_of
 from scheduling_opt.memory_split.model import MemorySplitDecision, MemorySplitInput
-from scheduling_opt.solution import Seed, Solution, Status
+from scheduling_opt.solution import Seed, Solution
 
 
 def to_mckp(inp: MemorySplitInput) -> Mckp:
@@ -51,12 +51,14 @@ def to_mckp(inp: MemorySplitInput) -> Mckp:
     ----------
     AntMan (OSDI '20) §3.3.
     """
+    capacity = inp.capacity - sum(lo for lo, _ in inp.bounds())
     weights, values = [], []
     for job in inp.jobs:
-        table = inp.speed_table(job)
+        # Grants beyond the spare chunks cannot be chosen: listing them would
+        # only grow the MCKP (n jobs x 10^5 chunks) without changing its optimum.
+        table = inp.speed_table(job)[: max(capacity, 0) + 1]
         weights.append(np.arange(1, len(table)))
         values.append(table[1:] - table[0])
-    capacity = inp.capacity - sum(lo for lo, _ in inp.bounds())
     return Mckp.from_arrays(weights, values, capacity)
 
 
@@ -114,12 +116,20 @@ def exact(
     seed : int, numpy Generator or None
         Unused.
     time_limit : float, optional
-        Unused (the DP is bounded by its O(n K C) work).
+        Seconds (default :data:`~scheduling_opt.solution.DEFAULT_TIME_LIMIT`)
+        for :func:`scheduling_opt.mckp.dp`.
 
     Returns
     -------
     Solution[MemorySplitDecision]
-        ``optimal``, or ``infeasible`` (no decision) when the minimums do not fit.
+        ``optimal``, or ``infeasible`` (no decision) when the minimums do not
+        fit, or ``time_limit`` (the MCKP greedy's split and the LP bound) when
+        the time limit stopped the DP.
+
+    Raises
+    ------
+    InstanceTooLargeError
+        A knapsack beyond :func:`scheduling_opt.mckp.dp`'s table limits.
 
     Examples
     --------
@@ -139,6 +149,14 @@ def exact(
     start = time.perf_counter()
     if not inp.minimums_fit():
         return infeasible(start)
-    sol = dp(to_mckp(inp))
-    assert sol.decision is not None  # the DP always decides
-    return solution_of(inp, from_choice(inp, sol.decision.choice), Status.OPTIMAL, start)
+    sol = dp(to_mckp(inp), time_limit=time_limit)
+    assert sol.decision is not None  # the DP always decides (its greedy when stopped)
+    bound = None if sol.bound is None else base_speed(inp) + sol.bound
+    return solution_of(
+        inp,
+        from_choice(inp, sol.decision.choice),
+        sol.status,
+        start,
+        bound=bound,
+        message=sol.message,
+    )

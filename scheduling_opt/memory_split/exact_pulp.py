@@ -109,6 +109,6 @@ def exact_pulp(
     speeds = [_speed_of(pulp, model, inp, j, job, xs[j]) for j, job in enumerate(inp.jobs)]
     model += pulp.lpSum(speeds)
     model += pulp.lpSum(xs) <= inp.capacity, "memory"
-    out = backends.solve_pulp(model, time_limit=limit)
+    out = backends.solve_pulp(model, time_limit=limit, started=start)
     chunks = [round(x.varValue or 0.0) for x in xs] if out.has_solution else None
     return solution_of(inp, chunks, out.status, start)

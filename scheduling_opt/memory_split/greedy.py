@@ -11,9 +11,14 @@ from __future__ import annotations
 import heapq
 import time
 
+from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.memory_split._solution import infeasible, solution_of
 from scheduling_opt.memory_split.model import MemorySplitDecision, MemorySplitInput
 from scheduling_opt.solution import Seed, Solution, Status
+
+#: Most chunk counts the greedy tabulates over all jobs (Python floats: ~24 MB
+#: per million).
+TABLE_LIMIT = 5_000_000
 
 
 def greedy(
@@ -41,6 +46,12 @@ def greedy(
         than the greedy; see :func:`~scheduling_opt.memory_split.upper_bound`),
         or ``infeasible`` when the minimums do not fit.
 
+    Raises
+    ------
+    InstanceTooLargeError
+        Speed tables of more than :data:`TABLE_LIMIT` entries in all (each job's
+        table stops at the spare chunks).
+
     Examples
     --------
     >>> from scheduling_opt.memory_split import MemorySplitInput, OpportunisticJob, PRESETS
@@ -60,9 +71,17 @@ def greedy(
     if not inp.minimums_fit():
         return infeasible(start)
     bounds = inp.bounds()
-    tables = [inp.speed_table(j).tolist() for j in inp.jobs]
     chunks = [lo for lo, _ in bounds]
     left = inp.capacity - sum(chunks)
+    # A job never gets more than the spare chunks: its table stops there.
+    size = sum(min(hi - lo, left) + 1 for lo, hi in bounds)
+    if size > TABLE_LIMIT:
+        raise InstanceTooLargeError(
+            "jobs",
+            f"{len(bounds)} jobs need speed tables of {size:.3g} chunk counts in all, "
+            f"above the greedy's limit {TABLE_LIMIT:.0e} (use a larger chunk_gb)",
+        )
+    tables = [inp.speed_table(j)[: left + 1].tolist() for j in inp.jobs]
     heap: list[tuple[float, int]] = []
 
     def push(i: int) -> None:

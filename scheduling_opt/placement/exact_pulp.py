@@ -116,7 +116,7 @@ def exact_cbc(
         empty = decide(inp, [None] * inp.n_jobs)
         return Solution(Status.OPTIMAL, 0.0, empty, seconds=time.perf_counter() - start)
     prob += pulp.lpSum(gain)
-    out = backends.solve_pulp(prob, time_limit=limit)
+    out = backends.solve_pulp(prob, time_limit=limit, started=start)
     status, message = out.status, ""
     decision: PlacementDecision | None = None
     if out.has_solution:

@@ -91,7 +91,7 @@ def exact_pulp(
         prob += lost - inp.slack[j] <= inp.loan_workers[j] * p[j]
     prob += pulp.lpSum(terms)
     prob += pulp.lpSum(x) == inp.n_reclaim
-    out = solve_pulp(prob, time_limit=limit)
+    out = solve_pulp(prob, time_limit=limit, started=start)
     found = None
     if out.has_solution:
         found = [s for s in range(inp.n_servers) if (x[s].value() or 0.0) > 0.5]

@@ -60,13 +60,55 @@ BASELINES: dict[str, Factory] = {
 }
 
 
+def _edl(elastic: bool) -> Factory:
+    def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+        # Imported here: the paper adapters pull in the solver packages.
+        from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
+
+        known = ("unit_seconds", "thresholds", "starvation", "compaction", "qos")
+        kwargs = {k: params.pop(k) for k in known if k in params}
+        _no_params("elastic-tiresias" if elastic else "edl-tiresias", params)
+        if "thresholds" in kwargs:
+            kwargs["thresholds"] = tuple(kwargs["thresholds"])
+        return EdlTiresias(elastic=elastic, **kwargs)
+
+    return make
+
+
+def _chronus(mode: str) -> Factory:
+    name = {"budget": "chronus", "greedy": "chronus-greedy", "exact": "chronus-exact"}[mode]
+
+    def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+        from scheduling_opt.sim.policies.chronus import Chronus
+
+        known = ("lease_length", "time_limit", "max_terms")
+        kwargs = {k: params.pop(k) for k in known if k in params}
+        _no_params(name, params)
+        return Chronus(mode=mode, **kwargs)
+
+    return make
+
+
+#: The papers' policies (adapters in :mod:`scheduling_opt.sim.policies`), in report order.
+PAPER_POLICIES: dict[str, Factory] = {
+    "elastic-tiresias": _edl(True),
+    "edl-tiresias": _edl(False),
+    "chronus": _chronus("budget"),
+    "chronus-greedy": _chronus("greedy"),
+    "chronus-exact": _chronus("exact"),
+}
+
+#: Every policy the simulator can run by name.
+POLICIES: dict[str, Factory] = {**BASELINES, **PAPER_POLICIES}
+
+
 def make_policy(
     name: str,
     workload: Workload,
     cluster: ClusterSpec,
     params: Mapping[str, Any] | None = None,
     *,
-    factories: Mapping[str, Factory] = BASELINES,
+    factories: Mapping[str, Factory] = POLICIES,
 ) -> Policy:
     """A fresh policy ``name`` for one run.
 

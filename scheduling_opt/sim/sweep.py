@@ -116,7 +116,10 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
         progress=progress,
     )
     metrics = summarize(out, skip=config.skip)
-    return RunResult(config, out, metrics, workload.name, workload.digest)
+    # A policy may report its own counters (solver time, terms, fallbacks).
+    stats = getattr(policy, "stats", None)
+    extra = dict(stats()) if callable(stats) else {}
+    return RunResult(config, out, metrics, workload.name, workload.digest, extra)
 
 
 def _cached(cache_dir: Path | None, config: RunConfig) -> RunResult | None:

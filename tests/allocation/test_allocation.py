@@ -16,6 +16,7 @@ from scheduling_opt.io.instance import load, loads
 from scheduling_opt.model import Job
 from scheduling_opt.registry import get_problem
 from scheduling_opt.solution import Solution, Status
+from scheduling_opt.testing import appendix_c_pairs
 
 INSTANCES = Path(__file__).resolve().parent.parent.parent / "instances"
 PROBLEM = get_problem("allocation")
@@ -44,7 +45,7 @@ def test_table4_favoring_a_beats_favoring_b() -> None:
 
 def test_curated_instances_two_phase_and_exact() -> None:
     t4 = PROBLEM.parse(load(INSTANCES / "allocation-aryl-table4.json"))
-    two = PROBLEM.solve(load(INSTANCES / "allocation-aryl-table4.json"))
+    two = PROBLEM.solve(load(INSTANCES / "allocation-aryl-table4.json"), "two-phase")
     assert two.decision is not None
     assert encode(two.decision)["workers"] == {"A": 3, "B": 5}  # favors A, the optimum of Table 4
     assert two.objective == pytest.approx(62.0)
@@ -68,26 +69,12 @@ def test_figure6_items() -> None:
     assert groups.group(1)[1].tolist() == pytest.approx([20.0, 30.0, 36.0, 40.0])
 
 
-@st.composite
-def two_jobs_in_eq2(draw: st.DrawFn) -> tuple[Job, Job, int]:
-    gmax_p = draw(st.integers(2, 10))
-    gmax_q = draw(st.integers(gmax_p, 12))
-    gmin_p = draw(st.integers(1, gmax_p - 1))
-    gmin_q = draw(st.integers(1, gmax_q - 1))
-    lo, hi = max(gmin_p + gmin_q, gmax_q) + 1, gmax_p + gmax_q - 1
-    assume(lo <= hi)
-    c = draw(st.integers(lo, hi))
-    p = Job("p", gmin_p, gmax_p, float(draw(st.integers(1, 500))))
-    q = Job("q", gmin_q, gmax_q, float(draw(st.integers(1, 500))))
-    return p, q, c
-
-
 def _avg(jobs: list[Job], c: int, alloc: dict[str, int]) -> float:
     return sum(al.simulate_elastic(jobs, c, alloc).values()) / len(jobs)
 
 
 @settings(max_examples=100, deadline=None)
-@given(two_jobs_in_eq2())
+@given(appendix_c_pairs())
 def test_appendix_c_rule_matches_brute_force_over_splits(case: tuple[Job, Job, int]) -> None:
     p, q, c = case
     splits = [

@@ -21,8 +21,7 @@ from scheduling_opt.io.instance import dumps, load, loads
 from scheduling_opt.model import BatchInfo, Job
 from scheduling_opt.registry import get_problem
 from scheduling_opt.solution import Status
-
-from .batch_size_strategies import cluster_of, inputs, random_input
+from scheduling_opt.testing import batch_size_cases, cluster_of, seeded_batch_size_input
 
 # The modules (the package re-exports functions of the same names).
 ox = importlib.import_module("scheduling_opt.batch_size.exact")
@@ -106,7 +105,7 @@ def test_ones_never_beats_exact_and_reaches_it_on_small_instances() -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_exact_methods_agree_with_brute_force(seed: int) -> None:
     for cross in (False, True):
-        problem = random_input(seed, nodes=(2, 2), jobs=3, cross_node=cross)
+        problem = seeded_batch_size_input(seed, nodes=(2, 2), jobs=3, cross_node=cross)
         brute = ox.brute_force(problem)
         cpsat = ox.exact_cpsat(problem, time_limit=30)
         assert cpsat.status is Status.OPTIMAL
@@ -121,7 +120,7 @@ def test_exact_methods_agree_with_brute_force(seed: int) -> None:
 def test_cpsat_with_lossy_cost_rounding_is_not_called_optimal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    problem = random_input(1, nodes=(2, 2), jobs=3, cross_node=True)
+    problem = seeded_batch_size_input(1, nodes=(2, 2), jobs=3, cross_node=True)
     assert ox.exact_cpsat(problem, time_limit=30).status is Status.OPTIMAL
     # Ten integer steps over the largest cost: CP-SAT still proves its rounded
     # model, but that is no proof for the real costs.
@@ -138,22 +137,22 @@ def test_cpsat_with_lossy_cost_rounding_is_not_called_optimal(
 
 
 def test_separable_dp_agrees_with_cpsat_on_one_server() -> None:
-    problem = random_input(7, nodes=(8,), jobs=5)
+    problem = seeded_batch_size_input(7, nodes=(8,), jobs=5)
     assert problem.separable
     dp, cp = ox.exact_separable(problem), ox.exact_cpsat(problem, time_limit=30)
     assert dp.objective == pytest.approx(cp.objective, rel=REL)
     with pytest.raises(ValueError, match="separable"):
-        ox.exact_separable(random_input(7, nodes=(2, 2), jobs=3))
+        ox.exact_separable(seeded_batch_size_input(7, nodes=(2, 2), jobs=3))
 
 
 def test_brute_force_refuses_large_instances() -> None:
     with pytest.raises(InstanceTooLargeError):
-        ox.brute_force(random_input(0, nodes=(4, 4, 4), jobs=6))
+        ox.brute_force(seeded_batch_size_input(0, nodes=(4, 4, 4), jobs=6))
 
 
 def test_objective_prefers_running_more_jobs_then_busy_gpus() -> None:
     """Eq. (3) alone would prefer waiting; the penalties rank admissions first."""
-    problem = random_input(2, nodes=(4,), jobs=3)
+    problem = seeded_batch_size_input(2, nodes=(4,), jobs=3)
     run_all = np.array([[0, 1, 2, -1]])
     two_wait = np.array([[0, -1, -1, -1]])
     assert objective(problem, run_all)[0] < objective(problem, two_wait)[0]
@@ -162,7 +161,7 @@ def test_objective_prefers_running_more_jobs_then_busy_gpus() -> None:
 
 
 def test_checker_rejects_bad_schedules() -> None:
-    problem = random_input(4, nodes=(2, 2), jobs=3)
+    problem = seeded_batch_size_input(4, nodes=(2, 2), jobs=3)
     good = solution_of(problem, ops.greedy_genes(problem), Status.FEASIBLE, 0.0)
     check(problem, good)
     assert good.objective is not None
@@ -220,7 +219,7 @@ def test_quick_suite_sizes_exist() -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(inputs(max_jobs=3))
+@given(batch_size_cases(max_jobs=3))
 def test_exact_and_search_against_brute_force_on_any_tiny_instance(
     problem: BatchSizeInput,
 ) -> None:
@@ -237,7 +236,7 @@ def test_exact_and_search_against_brute_force_on_any_tiny_instance(
 
 def test_registry_serves_this_module() -> None:
     assert PROBLEM is bio.PROBLEM
-    assert PROBLEM.default == "ones"
+    assert PROBLEM.default == "auto"
     assert [m.name for m in PROBLEM.exact_methods] == ["exact"]
 
 

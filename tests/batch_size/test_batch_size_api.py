@@ -28,8 +28,7 @@ from scheduling_opt.batch_size.throughput import split_batch
 from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError, VerificationError
 from scheduling_opt.model import BatchInfo, Cluster, GpuType, Job, Server
 from scheduling_opt.solution import Status
-
-from .batch_size_strategies import cluster_of, inputs, random_input
+from scheduling_opt.testing import batch_size_cases, cluster_of, seeded_batch_size_input
 
 METHODS = (ones, greedy, exact)
 
@@ -99,7 +98,7 @@ def test_exact_is_optimal_with_zero_gap_and_bounds_the_heuristics() -> None:
 
 
 @settings(max_examples=20, deadline=None)
-@given(inputs(max_jobs=3))
+@given(batch_size_cases(max_jobs=3))
 def test_lower_bound_never_exceeds_the_brute_force_optimum(inp: BatchSizeInput) -> None:
     assume((inp.n_jobs + 1) ** inp.n_gpus <= 50_000)
     optimum = brute_force(inp).objective
@@ -181,7 +180,7 @@ def test_schedule_counts_and_validation() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(inputs())
+@given(batch_size_cases())
 def test_vectorized_local_batches_match_the_even_split(inp: BatchSizeInput) -> None:
     rng = np.random.default_rng(inp.n_gpus * 31 + inp.n_jobs)
     genes = rng.integers(-1, max(inp.n_jobs, 1), (5, inp.n_gpus)) if inp.n_jobs else None
@@ -200,7 +199,7 @@ def test_vectorized_local_batches_match_the_even_split(inp: BatchSizeInput) -> N
 
 
 def test_checker_refuses_false_claims() -> None:
-    inp = random_input(4, nodes=(2, 2), jobs=3)
+    inp = seeded_batch_size_input(4, nodes=(2, 2), jobs=3)
     good = greedy(inp)
     assert good.objective is not None
     for bad, match in (

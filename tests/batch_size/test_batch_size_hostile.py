@@ -29,8 +29,7 @@ from scheduling_opt.io.instance import load, loads
 from scheduling_opt.model import BatchInfo, Job
 from scheduling_opt.registry import get_problem
 from scheduling_opt.solution import Status
-
-from .batch_size_strategies import cluster_of, random_input
+from scheduling_opt.testing import cluster_of, seeded_batch_size_input
 
 INSTANCES = Path(__file__).resolve().parent.parent.parent / "instances"
 PROBLEM = get_problem("batch-size")
@@ -92,10 +91,12 @@ def test_user_penalties_let_ones_and_greedy_leave_gpus_idle() -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_ones_reaches_the_optimum_under_user_penalties(seed: int) -> None:
-    base = random_input(seed, nodes=(3, 2), jobs=3)
+    base = seeded_batch_size_input(seed, nodes=(3, 2), jobs=3)
     u = base.util_max
     for wait, idle in ((0.0, 0.0), (0.3 * u, 0.0), (u, 0.05 * u), (0.1 * u, 0.2 * u), (0, 0.5 * u)):
-        inp = random_input(seed, nodes=(3, 2), jobs=3, wait_penalty=wait, idle_penalty=idle)
+        inp = seeded_batch_size_input(
+            seed, nodes=(3, 2), jobs=3, wait_penalty=wait, idle_penalty=idle
+        )
         truth = brute_force(inp).objective
         assert truth is not None
         found = ones(inp, seed=0)

@@ -137,8 +137,7 @@ def test_a_user_throughput_model_plugs_in() -> None:
     from scheduling_opt.batch_size import BatchSizeInput, JobState, brute_force, check, exact
     from scheduling_opt.model import BatchInfo, Job
     from scheduling_opt.solution import Status
-
-    from .batch_size_strategies import cluster_of
+    from scheduling_opt.testing import cluster_of
 
     jobs = [
         Job("a", 1, 4, 3600.0, batch=BatchInfo(1000, 64, 32, 5000)),

@@ -14,8 +14,7 @@ from scheduling_opt.batch_size.model import BatchSizeInput
 from scheduling_opt.batch_size.refresh import admit, refresh, scale_to_limits
 from scheduling_opt.batch_size.search import Step, ones_step, population_of, probability_sampling
 from scheduling_opt.solution import Solution, Status
-
-from .batch_size_strategies import inputs, random_input
+from scheduling_opt.testing import batch_size_cases, seeded_batch_size_input
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -37,7 +36,7 @@ def population(problem: BatchSizeInput, seed: int, size: int = 6) -> np.ndarray:
 
 
 @SETTINGS
-@given(inputs(), st.integers(0, 1000))
+@given(batch_size_cases(), st.integers(0, 1000))
 def test_initial_population_and_fill_are_valid_and_leave_no_usable_gpu_idle(
     problem: BatchSizeInput, seed: int
 ) -> None:
@@ -51,7 +50,7 @@ def test_initial_population_and_fill_are_valid_and_leave_no_usable_gpu_idle(
 
 
 @SETTINGS
-@given(inputs(), st.integers(0, 1000))
+@given(batch_size_cases(), st.integers(0, 1000))
 def test_crossover_then_repair_and_fill_is_valid(problem: BatchSizeInput, seed: int) -> None:
     rng = np.random.default_rng(seed)
     genes = population(problem, seed)
@@ -63,7 +62,7 @@ def test_crossover_then_repair_and_fill_is_valid(problem: BatchSizeInput, seed: 
 
 
 @SETTINGS
-@given(inputs(), st.integers(0, 1000), st.floats(0.0, 1.0))
+@given(batch_size_cases(), st.integers(0, 1000), st.floats(0.0, 1.0))
 def test_mutation_is_valid(problem: BatchSizeInput, seed: int, rate: float) -> None:
     rng = np.random.default_rng(seed)
     mutants = ops.mutate(problem, population(problem, seed), 5, rate, problem.work, rng)
@@ -72,7 +71,7 @@ def test_mutation_is_valid(problem: BatchSizeInput, seed: int, rate: float) -> N
 
 
 @SETTINGS
-@given(inputs(), st.integers(0, 1000))
+@given(batch_size_cases(), st.integers(0, 1000))
 def test_reorder_keeps_counts_and_packs_jobs(problem: BatchSizeInput, seed: int) -> None:
     genes = population(problem, seed)
     packed = ops.reorder(problem, genes)
@@ -86,19 +85,19 @@ def test_reorder_keeps_counts_and_packs_jobs(problem: BatchSizeInput, seed: int)
 
 
 def test_reorder_packs_the_paper_figure_10_example() -> None:
-    problem = random_input(0, nodes=(4, 4), jobs=3)
+    problem = seeded_batch_size_input(0, nodes=(4, 4), jobs=3)
     genes = np.array([[0, 1, 2, 0, 1, -1, 0, 2]])
     assert np.array_equal(ops.reorder(problem, genes)[0], [0, 0, 0, 1, 1, 2, 2, -1])
 
 
 @SETTINGS
-@given(inputs(max_jobs=8), st.integers(0, 1000), st.integers(0, 5))
+@given(batch_size_cases(max_jobs=8), st.integers(0, 1000), st.integers(0, 5))
 def test_refresh_gives_every_new_job_a_gpu(problem: BatchSizeInput, seed: int, gone: int) -> None:
     """ONES §3.2.2 refresh (3): N new jobs get GPUs while N <= GPUs, earliest first."""
     old_ids = problem.job_ids[: max(0, problem.n_jobs - 3)]
     # The old population knew some of today's jobs plus jobs that have finished.
     finished = tuple(f"done{i}" for i in range(gone))
-    before = random_input(
+    before = seeded_batch_size_input(
         seed,
         tuple(int(s) for s in problem.node_sizes),
         len(old_ids) + gone,
@@ -115,10 +114,10 @@ def test_refresh_gives_every_new_job_a_gpu(problem: BatchSizeInput, seed: int, g
 
 
 def test_refresh_takes_gpus_from_the_longest_running_job() -> None:
-    before = random_input(3, nodes=(2,), jobs=2)
+    before = seeded_batch_size_input(3, nodes=(2,), jobs=2)
     genes = np.array([[0, 1], [1, 0]])
     pop = population_of(before, genes)
-    now = random_input(3, nodes=(2,), jobs=3)
+    now = seeded_batch_size_input(3, nodes=(2,), jobs=3)
     longest = int(np.argmax(now.processed_time[:2]))
     out = refresh(now, pop, now.work)
     for row in out:
@@ -127,7 +126,7 @@ def test_refresh_takes_gpus_from_the_longest_running_job() -> None:
 
 
 def test_scale_to_limits_keeps_floor_r_c_over_b_gpus() -> None:
-    problem = random_input(5, nodes=(4, 4), jobs=2)
+    problem = seeded_batch_size_input(5, nodes=(4, 4), jobs=2)
     genes = np.array([[0, 0, 0, 0, 1, 1, 1, -1]])
     r0, r1 = int(problem.limit[0]), int(problem.limit[1])
     batch = np.array([[4.0 * r0, r1 / 2]])  # job 0 is 4x over its limit, job 1 under it
@@ -139,7 +138,7 @@ def test_scale_to_limits_keeps_floor_r_c_over_b_gpus() -> None:
 
 
 def test_admit_prefers_idle_gpus_and_never_robs_a_new_job() -> None:
-    problem = random_input(8, nodes=(4,), jobs=4)
+    problem = seeded_batch_size_input(8, nodes=(4,), jobs=4)
     genes = np.array([[0, 0, -1, 1]])
     out = admit(problem, genes, [2, 3])
     assert out[0, 2] in (2, 3)
@@ -154,7 +153,7 @@ def step_of(sol: Solution[Step]) -> Step:
 
 
 def test_step_is_deterministic_and_pure() -> None:
-    problem = random_input(11, nodes=(4, 4), jobs=6)
+    problem = seeded_batch_size_input(11, nodes=(4, 4), jobs=6)
     first_sol = ones_step(problem, None, seed=7, generations=20)
     second_sol = ones_step(problem, None, seed=7, generations=20)
     first, second = step_of(first_sol), step_of(second_sol)
@@ -174,10 +173,10 @@ def test_step_is_deterministic_and_pure() -> None:
 
 
 def test_online_step_admits_a_new_job_and_forgets_a_finished_one() -> None:
-    first = random_input(21, nodes=(4, 4), jobs=4)
+    first = seeded_batch_size_input(21, nodes=(4, 4), jobs=4)
     step = step_of(ones_step(first, None, seed=1, generations=10))
     names = ("j1", "j2", "j3", "new")
-    second = random_input(21, nodes=(4, 4), jobs=4, names=names)
+    second = seeded_batch_size_input(21, nodes=(4, 4), jobs=4, names=names)
     refreshed = refresh(second, step.population, second.work)
     assert np.all(counts(second, refreshed)[0][:, 3] >= 1)
     step2 = step_of(ones_step(second, step.population, seed=2, generations=10))
@@ -186,7 +185,7 @@ def test_online_step_admits_a_new_job_and_forgets_a_finished_one() -> None:
 
 
 def test_time_budget_and_algorithm_1() -> None:
-    problem = random_input(13, nodes=(4, 4), jobs=5)
+    problem = seeded_batch_size_input(13, nodes=(4, 4), jobs=5)
     sol = ones_step(problem, None, seed=0, generations=10**9, time_limit=0.05)
     step = step_of(sol)
     assert step.generations >= 1

@@ -27,6 +27,7 @@ from scheduling_opt.policies.profiler import (
     submission_control,
 )
 from scheduling_opt.solution import Solution, Status
+from scheduling_opt.testing import tiny_lease_cases
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXACT = ("exact", "exact-cpsat", "exact-pulp")
@@ -74,24 +75,6 @@ def brute_force(
     return best
 
 
-@st.composite
-def tiny(draw: st.DrawFn, max_jobs: int = 4, max_horizon: int = 6) -> tuple[list[Job], int]:
-    """3-4 jobs (fewer allowed), 4-6 terms, lease length 1 s."""
-    n = draw(st.integers(2, max_jobs))
-    gpus = draw(st.integers(1, 4))
-    jobs = []  # a job larger than the cluster is refused (test_a_job_larger_than_m_is_refused)
-    for i in range(n):
-        need = draw(st.integers(1, 3))
-        times = sorted(draw(st.sets(st.integers(1, max_horizon), min_size=1, max_size=3)))
-        rewards = sorted((draw(st.integers(0, 100)) for _ in times), reverse=True)
-        duration = need - draw(st.sampled_from([0.0, 0.5]))
-        steps = [
-            (t + draw(st.sampled_from([0.0, 0.5])), v) for t, v in zip(times, rewards, strict=True)
-        ]
-        jobs.append(job(f"j{i}", draw(st.integers(1, gpus)), duration, steps))
-    return jobs, gpus
-
-
 def run_all(inp: LeaseInput) -> dict[str, Result]:
     out = {}
     for m in PROBLEM.methods:
@@ -102,7 +85,7 @@ def run_all(inp: LeaseInput) -> dict[str, Result]:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tiny())
+@given(tiny_lease_cases())
 def test_exact_methods_agree_with_brute_force(case: tuple[list[Job], int]) -> None:
     jobs, gpus = case
     inp = LeaseInput(jobs, gpus, 1.0)
@@ -120,7 +103,7 @@ def test_exact_methods_agree_with_brute_force(case: tuple[list[Job], int]) -> No
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tiny(max_jobs=3, max_horizon=5))
+@given(tiny_lease_cases(max_jobs=3, max_horizon=5))
 def test_require_all_matches_brute_force(case: tuple[list[Job], int]) -> None:
     jobs, gpus = case
     inp = LeaseInput(jobs, gpus, 1.0, require_all=True)

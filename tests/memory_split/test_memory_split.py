@@ -17,6 +17,7 @@ from scheduling_opt.memory_split.io import random_input, to_instance
 from scheduling_opt.memory_split.io import read as parse_memory_split
 from scheduling_opt.registry import get_problem
 from scheduling_opt.solution import Solution, Status
+from scheduling_opt.testing import curves
 
 INSTANCES = Path(__file__).resolve().parent.parent.parent / "instances"
 PROBLEM = get_problem("memory-split")
@@ -104,17 +105,6 @@ def test_checker_rejects_overfull_and_misreported_splits() -> None:
     lie = good.with_(objective=9.0)
     with pytest.raises(VerificationError, match="objective"):
         ms.check(p, lie)
-
-
-@st.composite
-def curves(draw: st.DrawFn) -> ms.Curve:
-    """Valid curves: 0-2 inner points (increasing fractions, non-decreasing speeds), then (1, 1)."""
-    fractions = sorted(set(draw(st.lists(st.integers(5, 95), max_size=2))))
-    speeds = sorted(
-        draw(st.lists(st.integers(0, 1000), min_size=len(fractions), max_size=len(fractions)))
-    )
-    inner = tuple((f / 100, s / 1000) for f, s in zip(fractions, speeds, strict=True))
-    return (*inner, (1.0, 1.0))
 
 
 tiny = st.builds(

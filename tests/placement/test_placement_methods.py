@@ -39,6 +39,7 @@ from scheduling_opt.placement.io import generate, read
 from scheduling_opt.registry import get_problem
 from scheduling_opt.scaling import Log2Model, Log2Times
 from scheduling_opt.solution import Solution, Status
+from scheduling_opt.testing import pooled_placement_instances, tiny_placement_instances
 
 Sol = Solution[PlacementDecision]
 
@@ -196,29 +197,8 @@ def test_bfd_best_fit_uses_the_tightest_server() -> None:
     assert servers_of(result, "x") == {"n0": 3}  # 3 free on n0 fits exactly
 
 
-@st.composite
-def typed_instances(draw: st.DrawFn) -> Instance:
-    servers = []
-    for i in range(draw(st.integers(1, 6))):
-        kind = draw(st.sampled_from(["t", "loan", "inf"]))
-        gpu = draw(st.sampled_from(["V100", "T4"]))
-        size = draw(st.sampled_from([4, 6, 8]))
-        if kind == "t":
-            servers.append(Server(f"s{i}", gpu, size))
-        else:
-            servers.append(Server(f"s{i}", gpu, size, "inference", kind == "loan"))
-    jobs = []
-    for i in range(draw(st.integers(1, 8))):
-        gpw = draw(st.sampled_from([1, 2]))
-        hi = draw(st.integers(1, 5))
-        lo = draw(st.integers(1, hi))
-        bound = draw(st.sampled_from([None, "V100", "T4"]))
-        jobs.append(Job(f"j{i}", lo, hi, 60.0, gpw, gpu_type=bound))
-    return Instance("placement", Cluster(TYPES, tuple(servers)), tuple(jobs))
-
-
 @settings(max_examples=60, deadline=None)
-@given(inst=typed_instances())
+@given(inst=pooled_placement_instances())
 def test_bfd_respects_types_and_pools(inst: Instance) -> None:
     inp = read(inst)
     result = run(inp, "bfd")
@@ -231,7 +211,7 @@ def test_bfd_respects_types_and_pools(inst: Instance) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(inst=typed_instances())
+@given(inst=pooled_placement_instances())
 def test_heuristics_pass_the_checker(inst: Instance) -> None:
     inp = read(inst)
     for method in HEURISTICS:
@@ -323,32 +303,8 @@ def brute_force(inst: Instance) -> float:
     return best
 
 
-@st.composite
-def tiny_instances(draw: st.DrawFn) -> Instance:
-    servers = tuple(
-        Server(f"s{i}", draw(st.sampled_from(["V100", "T4"])), draw(st.integers(1, 4)))
-        for i in range(draw(st.integers(1, 3)))
-    )
-    jobs = [
-        Job(
-            f"j{i}",
-            n := draw(st.integers(1, 3)),
-            n,
-            60.0,
-            draw(st.sampled_from([1, 1, 2])),
-            gpu_type=draw(st.sampled_from([None, None, "V100"])),
-        )
-        for i in range(draw(st.integers(1, 3)))
-    ]
-    rows = []
-    if draw(st.booleans()):
-        jobs.append(Job("old", 1, 1, 60.0))
-        rows.append(PlacementRow("old", servers[0].id, 1))
-    return Instance("placement", Cluster(TYPES, servers), tuple(jobs), Placement(tuple(rows)))
-
-
 @settings(max_examples=25, deadline=None)
-@given(inst=tiny_instances())
+@given(inst=tiny_placement_instances())
 def test_exact_equals_pulp_equals_brute_force(inst: Instance) -> None:
     inp = read(inst)
     best = brute_force(inst)

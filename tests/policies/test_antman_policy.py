@@ -13,6 +13,7 @@ from scheduling_opt.errors import InvalidInstanceError, VerificationError
 from scheduling_opt.model import Cluster, GpuType, Job, Server
 from scheduling_opt.policies import antman as sh
 from scheduling_opt.policies.antman import Gpu
+from scheduling_opt.testing import antman_worlds
 
 
 def cluster(*sizes: int) -> Cluster:
@@ -218,29 +219,8 @@ def test_checker_rejects_a_stolen_guarantee_gpu() -> None:
 # --------------------------------------------------------------------------- properties
 
 
-@st.composite
-def worlds(draw: st.DrawFn) -> tuple[sh.AntManState, list[tuple[int, Mapping[Gpu, float]]]]:
-    sizes = draw(st.lists(st.integers(1, 8), min_size=1, max_size=3))
-    c = cluster(*sizes)
-    total = sum(sizes)
-    qa = draw(st.integers(0, total))
-    qb = draw(st.integers(0, total - qa))
-    jobs = []
-    for i in range(draw(st.integers(1, 10))):
-        gpw = draw(st.sampled_from([1, 1, 2]))
-        n = gpw * draw(st.integers(1, 4))
-        cls = draw(st.sampled_from(["guarantee", "opportunistic", None]))
-        jobs.append(job(f"j{i}", n, cls, draw(st.sampled_from(["A", "B", "C"])), gpw, float(i)))  # type: ignore[arg-type]
-    all_g = sh.all_gpus(c)
-    rounds: list[tuple[int, Mapping[Gpu, float]]] = []
-    for _ in range(draw(st.integers(1, 4))):
-        util = {g: draw(st.sampled_from([0.0, 0.3, 0.9])) for g in all_g}
-        rounds.append((draw(st.integers(0, 9)), util))
-    return sh.AntManState(c, {"A": qa, "B": qb}, tuple(jobs)), rounds
-
-
 @settings(max_examples=80, deadline=None)
-@given(worlds(), st.sampled_from([None, 0.0, 5.0]))
+@given(antman_worlds(), st.sampled_from([None, 0.0, 5.0]))
 def test_rounds_keep_quota_exclusivity_and_reservations(
     world: tuple[sh.AntManState, list[tuple[int, Mapping[Gpu, float]]]], demote: float | None
 ) -> None:

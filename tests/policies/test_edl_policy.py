@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies import edl as el
+from scheduling_opt.testing import edl_jobs
 
 
 def cluster(*sizes: int) -> Cluster:
@@ -301,31 +302,10 @@ def test_checker_rejects_a_scale_in_below_the_floor() -> None:
 # --------------------------------------------------------------------------- properties
 
 
-@st.composite
-def jobs_st(draw: st.DrawFn) -> list[el.EdlJob]:
-    out = []
-    for i in range(draw(st.integers(1, 8))):
-        lo = draw(st.integers(1, 3))
-        hi = draw(st.integers(lo, 6))
-        gpw = draw(st.sampled_from([1, 1, 2]))
-        incs = draw(st.lists(st.floats(0.0, 1.0), min_size=hi - 1, max_size=hi - 1))
-        speedup: tuple[float, ...] = ()
-        if draw(st.booleans()):
-            total, speeds = 1.0, [1.0]
-            for x in sorted(incs, reverse=True):  # concave: decreasing increments
-                total += x
-                speeds.append(total)
-            speedup = tuple(speeds)
-        service = draw(st.sampled_from([0.0, 600.0, 20_000.0]))
-        requested = draw(st.sampled_from([0, lo, hi]))
-        out.append(ej(f"j{i}", lo, hi, service, 0.0, speedup, gpw, requested))
-    return out
-
-
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.integers(2, 8), min_size=1, max_size=3),
-    jobs_st(),
+    edl_jobs(),
     st.integers(0, 3),
     st.lists(st.tuples(st.floats(1.0, 5000.0), st.integers(0, 7)), min_size=1, max_size=4),
 )

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
 from scheduling_opt.io.instance import Instance, load, loads, to_dict
@@ -29,6 +28,7 @@ from scheduling_opt.reclaim.io import encode, generate, read
 from scheduling_opt.reclaim.model import solution_of
 from scheduling_opt.registry import get_problem
 from scheduling_opt.solution import Solution, Status
+from scheduling_opt.testing import brute_force_reclaim_instances
 
 INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 FIG5 = INSTANCES / "reclaim-aryl-fig5.json"
@@ -235,38 +235,8 @@ def test_checker_rejects_wrong_answers() -> None:
 # --------------------------------------------------------------------------- properties
 
 
-@st.composite
-def small_instances(draw: st.DrawFn, max_servers: int = 8) -> Instance:
-    n = draw(st.integers(1, max_servers))
-    servers = [Server(f"i{s}", "G", 8, "inference", True) for s in range(n)]
-    servers.append(Server("t0", "G", 8))
-    free = {s.id: 8 for s in servers}
-    jobs: list[Job] = []
-    rows: list[PlacementRow] = []
-    for k in range(draw(st.integers(0, 2 * n + 2))):
-        gpw = draw(st.sampled_from([1, 1, 2]))
-        span = draw(
-            st.lists(st.sampled_from([s.id for s in servers]), min_size=1, max_size=4, unique=True)
-        )
-        placed = {}
-        for sid in span:
-            room = free[sid] // gpw
-            if room:
-                placed[sid] = draw(st.integers(1, min(room, 3)))
-                free[sid] -= placed[sid] * gpw
-        if not placed:
-            continue
-        total = sum(placed.values())
-        low = draw(st.integers(1, total))
-        jobs.append(Job(f"j{k}", low, total + draw(st.integers(0, 2)), 1.0, gpw))
-        rows.extend(PlacementRow(f"j{k}", sid, w) for sid, w in placed.items())
-    cluster = Cluster((GpuType("G"),), tuple(servers))
-    params = {"servers_to_reclaim": draw(st.integers(0, n))}
-    return Instance("reclaim", cluster, tuple(jobs), Placement(tuple(rows)), params)
-
-
 @settings(max_examples=80, deadline=None)
-@given(small_instances(max_servers=10))
+@given(brute_force_reclaim_instances(max_servers=10))
 def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:
     inp = read(inst)
     results = {m: run(inp, m, seed=3) for m in METHODS}
@@ -285,7 +255,7 @@ def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(small_instances(max_servers=10))
+@given(brute_force_reclaim_instances(max_servers=10))
 def test_exact_model_variants_agree_with_brute_force(inst: Instance) -> None:
     inp = read(inst)
     best = brute_force(inp)

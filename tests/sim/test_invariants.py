@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from scheduling_opt.sim import (
     BASELINES,
@@ -24,27 +23,9 @@ from scheduling_opt.sim import (
     summarize,
 )
 from scheduling_opt.sim.output import jobs_csv
-from tests.sim.helpers import job
+from scheduling_opt.testing import sim_workloads
 
 SERVERS, GPUS = 2, 8
-
-
-@st.composite
-def workloads(draw: st.DrawFn, step: int = 1) -> list[SimJob]:
-    n = draw(st.integers(1, 12))
-    out = []
-    for i in range(n):
-        out.append(
-            job(
-                i,
-                step * draw(st.integers(0, 20)),
-                draw(st.sampled_from([1, 1, 2, 4, 8, 12, 16])),
-                step * draw(st.integers(1, 15)),
-                deadline=None if draw(st.booleans()) else float(step * draw(st.integers(5, 60))),
-                tenant=draw(st.sampled_from(["a", "b"])),
-            )
-        )
-    return out
 
 
 class Audited:
@@ -69,7 +50,7 @@ class Audited:
 
 @pytest.mark.parametrize("name", list(BASELINES))
 @settings(max_examples=40, deadline=None)
-@given(jobs=workloads())
+@given(jobs=sim_workloads())
 def test_invariants(name: str, jobs: list[SimJob]) -> None:
     w = Workload.of(jobs, "h")
     c = ClusterSpec.uniform(SERVERS, GPUS)
@@ -97,7 +78,7 @@ ALIGNED = {"tiresias": {"thresholds": (240.0,), "promote_knob": 2.0}}
 
 @pytest.mark.parametrize("name", list(BASELINES))
 @settings(max_examples=30, deadline=None)
-@given(jobs=workloads(step=5))
+@given(jobs=sim_workloads(step=5))
 def test_round_mode_equals_event_mode_on_aligned_times(name: str, jobs: list[SimJob]) -> None:
     """Submits and works are multiples of the round (5): every event is on a boundary."""
     w = Workload.of(jobs, "h")

@@ -1,0 +1,200 @@
+"""EDL's Elastic-Tiresias in the simulator: an adapter to ``elastic_tiresias_step``.
+
+At every call the unfinished jobs (pending and running, in workload order)
+become an :class:`~scheduling_opt.policies.edl.EdlState`: one worker per GPU,
+``min_gpus``..``max_gpus`` workers, the requested parallelism P_j = the
+trace's GPU count, the attained service (GPU-time since the last promotion),
+the time waited since the job last ran, and S(p)/S(1) from the job's scaling
+curve (the engine's speed model, so the policy's gains and the simulated
+speeds agree). The step's new placement is turned into preemptions, resizes
+(shrinks before growths, so a compaction frees GPUs before they are used)
+and starts. Timers: the next threshold crossing of a running job and the
+next starvation promotion of a waiting one. EDL (TPDS '22) §5.1 Algorithm 1,
+§6.3; Tiresias (NSDI '19).
+
+Times: the trace's unit; ``unit_seconds`` converts EDL's thresholds (500 and
+10,000 GPU-seconds) and starvation limit (3,600 s) into it (60 for the
+Chronus-Philly minutes). A call costs one step, O(J S log S) for J
+unfinished jobs on S servers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
+from scheduling_opt.policies.edl import (
+    DEFAULT_COMPACTION,
+    DEFAULT_QOS,
+    DEFAULT_STARVATION,
+    DEFAULT_THRESHOLDS,
+    EdlJob,
+    EdlState,
+    TiresiasParams,
+    elastic_tiresias_step,
+)
+from scheduling_opt.sim.cluster import Placement as SimPlacement
+from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.speed import _curve
+from scheduling_opt.sim.workload import SimJob
+
+#: Tolerance of a timer against the current time (float noise of service sums).
+_EPS = 1e-9
+
+
+def speedup(job: SimJob) -> tuple[float, ...]:
+    """S(p)/S(1) for p = 1..max_gpus, from the job's scaling curve (empty: linear).
+
+    The same interpolation the engine's speed model applies to an elastic job.
+
+    Examples
+    --------
+    >>> speedup(SimJob("a", 0.0, 2, 10.0, min_gpus=1, max_gpus=3,
+    ...                scaling=((1, 1.0), (2, 1.8), (3, 2.4))))
+    (1.0, 1.8, 2.4)
+    >>> speedup(SimJob("b", 0.0, 2, 10.0))
+    ()
+    """
+    if not job.scaling:
+        return ()
+    base = _curve(job.scaling, 1)
+    return tuple(_curve(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
+
+
+class EdlTiresias:
+    """(Elastic-)Tiresias through :func:`~scheduling_opt.policies.edl.elastic_tiresias_step`.
+
+    Parameters
+    ----------
+    elastic : bool
+        True: Elastic-Tiresias (compaction and expansion); False: the same
+        step's plain Tiresias (the ablation that isolates elasticity).
+    unit_seconds : float
+        Seconds per time unit of the trace (60 for minutes).
+    thresholds, starvation : float
+        In seconds (EDL §6.3: 500 and 10,000 GPU-seconds; 3,600 s).
+    compaction : int
+        N: compaction when more than N jobs wait (EDL §6.3: 10).
+    qos : float
+        r: a scaled-in job keeps ceil(r P_j) workers (EDL §6.3: 0.5).
+
+    Examples
+    --------
+    >>> from scheduling_opt.sim import ClusterSpec, Workload, simulate
+    >>> w = Workload.of([SimJob("a", 0.0, 2, 10.0, min_gpus=1, max_gpus=4)], "demo")
+    >>> out = simulate(w, ClusterSpec.uniform(1, 4), EdlTiresias(unit_seconds=1.0))
+    >>> out.end  # expanded to 4 GPUs at once: linear scaling, twice as fast
+    (5.0,)
+
+    References
+    ----------
+    EDL (TPDS '22) §5.1 Algorithm 1, §6.3.
+    """
+
+    def __init__(
+        self,
+        *,
+        elastic: bool = True,
+        unit_seconds: float = 60.0,
+        thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS,
+        starvation: float = DEFAULT_STARVATION,
+        compaction: int = DEFAULT_COMPACTION,
+        qos: float = DEFAULT_QOS,
+    ) -> None:
+        self.name = "elastic-tiresias" if elastic else "edl-tiresias"
+        self.params = TiresiasParams(
+            thresholds=tuple(t / unit_seconds for t in thresholds),
+            starvation=starvation / unit_seconds,
+            compaction=compaction,
+            qos=qos,
+            elastic=elastic,
+        )
+        self.cluster: Cluster | None = None
+        self.capacity: tuple[int, ...] = ()
+        self.jobs: dict[int, Job] = {}
+        self.curves: dict[int, tuple[float, ...]] = {}
+        self.offset: dict[int, float] = {}  # service at the last promotion to G0
+        self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
+
+    def stats(self) -> dict[str, float]:
+        """How many calls ran each elastic rule (``compaction``, ``expansion``, ``none``)."""
+        return {f"calls_{k}": float(v) for k, v in self.modes.items()}
+
+    def _cluster(self, view: View) -> Cluster:
+        capacity = tuple(view.capacity)
+        if self.cluster is None or capacity != self.capacity:
+            servers = tuple(Server(f"s{i}", "V100", c) for i, c in enumerate(capacity) if c > 0)
+            self.cluster = Cluster((GpuType("V100"),), servers)
+            self.capacity = capacity
+        return self.cluster
+
+    def _job(self, st: JobView) -> Job:
+        job = self.jobs.get(st.index)
+        if job is None:
+            j = st.job
+            job = self.jobs[st.index] = Job(str(st.index), j.min_gpus, j.max_gpus, j.work)
+            self.curves[st.index] = speedup(j)
+        return job
+
+    def decide(self, view: View) -> Decision:
+        now = view.now
+        for st in view.finished:
+            self.jobs.pop(st.index, None)
+            self.curves.pop(st.index, None)
+            self.offset.pop(st.index, None)
+        live = sorted((*view.pending.values(), *view.running.values()), key=lambda s: s.index)
+        if not live:
+            return Decision()
+        edl_jobs = []
+        mapping: dict[str, dict[str, int]] = {}
+        for st in live:
+            las = max(0.0, st.service(now) - self.offset.get(st.index, 0.0))
+            waiting = 0.0 if st.placement else max(0.0, now - st.queued_since)
+            job = self._job(st)
+            edl_jobs.append(EdlJob(job, las, waiting, self.curves[st.index], st.job.gpus))
+            if st.placement:
+                mapping[job.id] = {f"s{s}": g for s, g in st.placement}
+        state = EdlState(
+            self._cluster(view), tuple(edl_jobs), Placement.from_mapping(mapping), self.params
+        )
+        decision = elastic_tiresias_step(state).decision
+        assert decision is not None  # a policy step always decides
+        self.modes[decision.mode] += 1
+        for job_id in decision.promoted:
+            index = int(job_id)
+            self.offset[index] = view.pending[index].service(now)
+        new = decision.placement
+
+        def placed(job_id: str) -> SimPlacement:
+            return tuple(sorted((int(s[1:]), n) for s, n in new.servers_of(job_id).items()))
+
+        preempt = tuple(int(i) for i in decision.preempted)
+        resize = []
+        for job_id, workers in decision.resized.items():
+            before = state.placement.workers_of(job_id)
+            resize.append((workers - before, int(job_id), placed(job_id)))
+        resize.sort()  # shrinks first: their GPUs are what the growths and starts use
+        starts = tuple((int(i), placed(i)) for i in decision.started)
+        return Decision(
+            starts=starts,
+            preempt=preempt,
+            resize=tuple((i, p) for _, i, p in resize),
+            wake_at=self._wake(now, state, new),
+        )
+
+    def _wake(self, now: float, state: EdlState, new: Placement) -> float | None:
+        """The next threshold crossing of a running job or starvation promotion of a waiting one."""
+        p = self.params
+        best = math.inf
+        for j in state.jobs:
+            q = p.queue(j.service)
+            held = new.workers_of(j.id)
+            if held and q < len(p.thresholds):
+                at = now + (p.thresholds[q] - j.service) / held
+            elif q > 0 and not held:
+                at = now + max(0.0, p.starvation - j.waiting)
+            else:
+                continue
+            if now + _EPS < at < best:
+                best = at
+        return best if best < math.inf else None
