@@ -28,7 +28,7 @@ from scheduling_opt.reclaim import (
     scf,
 )
 from scheduling_opt.solution import Solution, Status
-from tests.reclaim.test_reclaim import small_instances
+from scheduling_opt.testing import brute_force_reclaim_instances as small_instances
 
 INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 ALL = (aryl, aryl_plus, aryl_dp, scf, random_servers, exact, exact_pulp)

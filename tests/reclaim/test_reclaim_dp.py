@@ -22,7 +22,7 @@ from scheduling_opt.reclaim.delta_swap import DeltaSwap
 from scheduling_opt.reclaim.io import generate, read
 from scheduling_opt.reclaim.milp import build, reduce
 from scheduling_opt.solution import Status
-from tests.reclaim.test_reclaim import small_instances
+from scheduling_opt.testing import brute_force_reclaim_instances as small_instances
 
 
 def _input(
