@@ -117,6 +117,10 @@ def _progress(quiet: bool, unit: str = "run") -> Callable[[int, int], None] | No
     try:
         from tqdm import tqdm
     except ImportError:
+        if not sys.stderr.isatty():
+            # A counter redrawn with "\r" is noise in a log or a pipe, and
+            # would put a second line before a one-line error.
+            return None
         start = time.perf_counter()
 
         def plain(done: int, total: int) -> None:
