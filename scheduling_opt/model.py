@@ -354,3 +354,22 @@ def used_gpus(placement: Placement, jobs: Mapping[str, Job]) -> dict[str, int]:
     for row in placement.rows:
         used[row.server] = used.get(row.server, 0) + row.workers * jobs[row.job].gpus_per_worker
     return used
+
+
+def index_jobs(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, Job]:
+    """Jobs by id, with the instance file's rules for jobs built in code.
+
+    Each entry must be a :class:`Job`, ids must be unique and a job's GPU type
+    (if any) must be one of the cluster's; errors name ``jobs[i]``. Shared by
+    the problem inputs that take a cluster and jobs (placement, reclaim).
+    """
+    by_id: dict[str, Job] = {}
+    for i, job in enumerate(jobs):
+        if not isinstance(job, Job):
+            raise InvalidInstanceError(f"jobs[{i}]", f"must be a Job, got {type(job).__name__}")
+        if job.id in by_id:
+            raise InvalidInstanceError(f"jobs[{i}].id", f"duplicate job id {job.id!r}")
+        if job.gpu_type is not None and not cluster.has_gpu_type(job.gpu_type):
+            raise InvalidInstanceError(f"jobs[{i}].gpu_type", f"unknown GPU type {job.gpu_type!r}")
+        by_id[job.id] = job
+    return by_id

@@ -16,19 +16,6 @@ from scheduling_opt.model import Cluster, Job, Placement
 from scheduling_opt.scaling import SpeedModel
 
 
-def check_jobs(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, Job]:
-    by_id: dict[str, Job] = {}
-    for i, job in enumerate(jobs):
-        if not isinstance(job, Job):
-            raise InvalidInstanceError(f"jobs[{i}]", f"must be a Job, got {type(job).__name__}")
-        if job.id in by_id:
-            raise InvalidInstanceError(f"jobs[{i}].id", f"duplicate job id {job.id!r}")
-        if job.gpu_type is not None and not cluster.has_gpu_type(job.gpu_type):
-            raise InvalidInstanceError(f"jobs[{i}].gpu_type", f"unknown GPU type {job.gpu_type!r}")
-        by_id[job.id] = job
-    return by_id
-
-
 def check_placement_rows(cluster: Cluster, jobs: Mapping[str, Job], placement: Placement) -> None:
     """The instance file's rules for the current placement (paths ``placement[i]``)."""
     used: dict[str, int] = {}

@@ -26,9 +26,8 @@ from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import read_int
-from scheduling_opt.model import Cluster, Job, Placement, Server, used_gpus
+from scheduling_opt.model import Cluster, Job, Placement, Server, index_jobs, used_gpus
 from scheduling_opt.placement._validate import (
-    check_jobs,
     check_models,
     check_placement_rows,
     check_workers,
@@ -135,7 +134,7 @@ class PlacementInput:
         ):
             raise InvalidInstanceError("speed", f"must be a SpeedModel, got {self.speed!r}")
         jobs = tuple(self.jobs)
-        by_id = check_jobs(self.cluster, jobs)
+        by_id = index_jobs(self.cluster, jobs)
         check_placement_rows(self.cluster, by_id, self.placement)
         placed = set(self.placement.jobs())
         model_of = check_models(self.models, by_id, self.speed)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import read_int
-from scheduling_opt.model import Cluster, Job, Placement
+from scheduling_opt.model import Cluster, Job, Placement, index_jobs
 from scheduling_opt.solution import Solution, Status
 
 Incidence = tuple[tuple[int, int], ...]
@@ -47,19 +47,6 @@ class ReclaimDecision:
     def key(self) -> tuple[int, int]:
         """The lexicographic objective ``(preempted jobs, collateral GPUs)``."""
         return len(self.preempted_jobs), self.collateral_gpus
-
-
-def _check_jobs(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, Job]:
-    by_id: dict[str, Job] = {}
-    for i, job in enumerate(jobs):
-        if not isinstance(job, Job):
-            raise InvalidInstanceError(f"jobs[{i}]", f"must be a Job, got {job!r}")
-        if job.id in by_id:
-            raise InvalidInstanceError(f"jobs[{i}].id", f"duplicate job id {job.id!r}")
-        if job.gpu_type is not None and not cluster.has_gpu_type(job.gpu_type):
-            raise InvalidInstanceError(f"jobs[{i}].gpu_type", f"unknown GPU type {job.gpu_type!r}")
-        by_id[job.id] = job
-    return by_id
 
 
 def _check_placement(cluster: Cluster, jobs: Mapping[str, Job], placement: Placement) -> None:
@@ -176,7 +163,7 @@ class ReclaimInput:
         if not isinstance(jobs, tuple):
             raise InvalidInstanceError("jobs", f"must be a sequence of Job, got {self.jobs!r}")
         object.__setattr__(self, "jobs", jobs)
-        by_id = _check_jobs(self.cluster, jobs)
+        by_id = index_jobs(self.cluster, jobs)
         _check_placement(self.cluster, by_id, self.placement)
         on_loan = self.cluster.on_loan_servers()
         read_int(self.n_reclaim, "n_reclaim", 0)
