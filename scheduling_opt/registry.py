@@ -171,7 +171,7 @@ def get_problem(name: str) -> Problem[Any, Any]:
     Examples
     --------
     >>> get_problem("reclaim").default
-    'aryl-dp'
+    'auto'
     """
     if name in _registered:
         return _registered[name]

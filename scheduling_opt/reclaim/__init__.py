@@ -26,13 +26,16 @@ Examples
 from scheduling_opt.reclaim.aryl import aryl
 from scheduling_opt.reclaim.aryl_dp import aryl_dp
 from scheduling_opt.reclaim.aryl_plus import aryl_plus
+from scheduling_opt.reclaim.auto import auto
 from scheduling_opt.reclaim.baselines import random_servers, scf
 from scheduling_opt.reclaim.bounds import fraction_bound, lower_bound
 from scheduling_opt.reclaim.check import check
 from scheduling_opt.reclaim.exact import exact
 from scheduling_opt.reclaim.exact_pulp import exact_pulp
+from scheduling_opt.reclaim.frontier import frontier_dp
 from scheduling_opt.reclaim.milp import ModelConfig, model_size
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput
+from scheduling_opt.reclaim.two_stage import exact_two_stage
 
 __all__ = [
     "ModelConfig",
@@ -41,10 +44,13 @@ __all__ = [
     "aryl",
     "aryl_dp",
     "aryl_plus",
+    "auto",
     "check",
     "exact",
     "exact_pulp",
+    "exact_two_stage",
     "fraction_bound",
+    "frontier_dp",
     "lower_bound",
     "model_size",
     "random_servers",

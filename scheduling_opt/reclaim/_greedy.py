@@ -34,18 +34,35 @@ class Greedy:
         self.alive = [True] * inp.n_jobs
         self.returned = [False] * inp.n_servers
         self.order: list[int] = []
+        # Plain attribute and tuple lookups: these run once per heap update.
+        self.slack = inp.slack
+        self.server_jobs = inp.server_jobs
+        self.job_server_ids = tuple(tuple(t for t, _ in inc) for inc in inp.job_servers)
 
     def frees(self, s: int) -> bool:
         """Whether returning ``s`` now preempts nobody."""
-        inp, lost = self.inp, self.lost
-        return all(not self.alive[j] or lost[j] + w <= inp.slack[j] for j, w in inp.server_jobs[s])
+        lost, alive, slack = self.lost, self.alive, self.slack
+        return all(not alive[j] or lost[j] + w <= slack[j] for j, w in self.server_jobs[s])
 
     def delta(self, s: int) -> int:
-        """Exact change of ``preempted * big + collateral`` if ``s`` is returned now."""
-        inp, lost = self.inp, self.lost
-        return sum(
-            inp.job_cost(j, lost[j] + w) - inp.job_cost(j, lost[j]) for j, w in inp.server_jobs[s]
-        )
+        """Exact change of ``preempted * big + collateral`` if ``s`` is returned now.
+
+        Per job: 0 if it stays within its slack, ``-gpw * w`` if it was
+        already preempted (more of its GPUs leave with the server), else the
+        whole preemption ``big + gpus - gpw * lost`` (``ReclaimInput.job_cost``).
+        """
+        inp, lost, slack = self.inp, self.lost, self.slack
+        total = 0
+        for j, w in self.server_jobs[s]:
+            before = lost[j]
+            after = before + w
+            if after <= slack[j]:
+                continue
+            if before > slack[j]:
+                total -= inp.gpw[j] * w
+            else:
+                total += inp.big + inp.gpus[j] - inp.gpw[j] * after
+        return total
 
     def drop(self, s: int) -> int:
         """Cost removed from other servers by the preemptions returning ``s`` causes."""
@@ -63,21 +80,29 @@ class Greedy:
 
         Returns the servers whose greedy key may have changed.
         """
-        inp = self.inp
-        self.returned[s] = True
+        lost, alive, slack, cost, returned = (
+            self.lost,
+            self.alive,
+            self.slack,
+            self.cost,
+            self.returned,
+        )
+        returned[s] = True
         self.order.append(s)
         touched: set[int] = set()
-        for j, w in inp.server_jobs[s]:
-            self.lost[j] += w
-            if not self.alive[j]:
+        for j, w in self.server_jobs[s]:
+            lost[j] += w
+            if not alive[j]:
                 continue
-            touched.update(t for t, _ in inp.job_servers[j])
-            if self.lost[j] > inp.slack[j]:
-                self.alive[j] = False
-                for t, _ in inp.job_servers[j]:
-                    self.cost[t] -= self.share[j]
+            servers = self.job_server_ids[j]
+            touched.update(servers)
+            if lost[j] > slack[j]:
+                alive[j] = False
+                share = self.share[j]
+                for t in servers:
+                    cost[t] -= share
         touched.discard(s)
-        return {t for t in touched if not self.returned[t]}
+        return {t for t in touched if not returned[t]}
 
 
 KeyFn = Callable[[Greedy, int], tuple[int, ...]]

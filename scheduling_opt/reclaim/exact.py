@@ -1,79 +1,25 @@
-"""``exact``: proven-optimal reclaiming by a two-stage lexicographic MILP on HiGHS.
+"""``exact``: the proven reclaim optimum by the frontier DP, the two-stage MILP as fallback.
 
-Stage 1 minimizes the preempted-job count over the reduced model of
-:mod:`scheduling_opt.reclaim.milp`, stage 2 the collateral GPUs at that
-count (Aryl §4; the optimum §7.3 finds by exhaustive search). NP-hard:
-exponential in the worst case; 0.6-0.75 s of CPU at 500 on-loan servers.
+The lexicographic optimum (fewest preempted jobs, then fewest collateral
+GPUs; Aryl §4, the optimum §7.3 finds by exhaustive search) by dynamic
+programming along a server order inside each component of the server-job
+graph (:mod:`scheduling_opt.reclaim.frontier`): polynomial when the
+frontier of jobs crossing a cut is narrow, as on placements with locality
+(26-36 ms of CPU at 500 on-loan servers and 1,000 jobs, where the MILP
+takes 0.6-0.75 s). When the frontier is too wide for the DP's cell budget,
+the two-stage MILP (:mod:`scheduling_opt.reclaim.two_stage`) gets the rest
+of the time. NP-hard: exponential in the worst case either way.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 from scheduling_opt.errors import SolverError
-from scheduling_opt.reclaim.aryl_dp import aryl_dp_order
-from scheduling_opt.reclaim.bounds import fraction_bound
-from scheduling_opt.reclaim.milp import ModelConfig, build, reduce, solve_rows
+from scheduling_opt.reclaim.frontier import MAX_CELLS, MAX_STATES, frontier_dp
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
+from scheduling_opt.reclaim.two_stage import ExactOutcome, answer, solve_two_stage
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
-
-
-@dataclass(frozen=True, slots=True)
-class ExactOutcome:
-    """Chosen server indices (None: none found in time), what was proved, the count bound."""
-
-    status: Status
-    chosen: list[int] | None
-    bound: float | None
-    message: str = ""
-    stats: dict[str, Any] = field(default_factory=dict)
-
-
-def _count_bound(raw: float | None, weight: int) -> float | None:
-    """A lower bound on the count from a dual bound of ``weight * count + collateral``.
-
-    Collateral is in 0..weight-1 (weight = BIG) or absent (weight = 1), so
-    count >= (bound - weight + 1) / weight, rounded up; 1e-6 absorbs the
-    solver's tolerance.
-    """
-    if raw is None or not math.isfinite(raw):
-        return None
-    slack = 0 if weight == 1 else weight - 1
-    return float(max(0, math.ceil((raw - slack) / weight - 1e-6)))
-
-
-def solve_two_stage(
-    inp: ReclaimInput, *, time_limit: float, config: ModelConfig | None = None
-) -> ExactOutcome:
-    """Solve the reclaim MILP; ``optimal`` only when every stage proved optimality."""
-    cfg = config or ModelConfig()
-    start = time.perf_counter()
-    red = reduce(inp, cfg)
-    stats: dict[str, Any] = {"jobs": len(red.jobs), "classes": len(red.classes)}
-    if inp.n_reclaim == 0 or not red.jobs:
-        return ExactOutcome(Status.OPTIMAL, list(range(inp.n_reclaim)), 0.0, stats=stats)
-    if not cfg.lexicographic:
-        out = solve_rows(build(inp, red, cfg, 0, 0), cfg.backend, time_limit)
-        chosen = None if out.x is None else red.unmerge(out.x)
-        return ExactOutcome(out.status, chosen, _count_bound(out.bound, inp.big), stats=stats)
-    first = solve_rows(build(inp, red, cfg, 1, 0), cfg.backend, time_limit)
-    stats["stage1"] = time.perf_counter() - start
-    bound = _count_bound(first.bound, 1)
-    if first.x is None or first.status is not Status.OPTIMAL:
-        chosen = None if first.x is None else red.unmerge(first.x)
-        return ExactOutcome(first.status, chosen, bound, "stage 1 (count) not proven", stats)
-    count = red.count(first.x)
-    left = max(time_limit - (time.perf_counter() - start), 1e-3)
-    second = solve_rows(build(inp, red, cfg, 2, count), cfg.backend, left)
-    stats["stage2"] = time.perf_counter() - start - stats["stage1"]
-    if second.x is None or second.status is not Status.OPTIMAL:
-        # The count is proven; only the collateral tie-break is not.
-        chosen = red.unmerge(first.x if second.x is None else second.x)
-        return ExactOutcome(Status.TIME_LIMIT, chosen, float(count), "stage 2 not proven", stats)
-    return ExactOutcome(Status.OPTIMAL, red.unmerge(second.x), float(count), stats=stats)
 
 
 def exact(
@@ -81,28 +27,28 @@ def exact(
     *,
     seed: Seed = None,
     time_limit: float | None = None,
-    config: ModelConfig | None = None,
+    max_states: int = MAX_STATES,
+    max_cells: int = MAX_CELLS,
 ) -> Solution[ReclaimDecision]:
-    """Proven-optimal servers by the two-stage MILP (HiGHS).
+    """Proven-optimal servers: the frontier DP, or the two-stage MILP when it is too wide.
 
-    Stage 1 minimizes the preempted jobs, stage 2 the collateral GPUs at
-    that count. ``status`` is ``optimal`` only when both stages proved
-    optimality; otherwise ``time_limit`` with the better of the solver's
-    incumbent and ``aryl-dp``'s component DP, and ``bound`` the first stage's dual bound
-    (a proven lower bound on the preempted-job count; never below
-    :func:`~scheduling_opt.reclaim.fraction_bound`).
+    ``status`` is ``optimal`` when the DP finished (its cost is re-checked
+    against :meth:`ReclaimInput.cost`) or the MILP proved both stages;
+    otherwise ``time_limit`` with the best incumbent known (the MILP's or
+    ``aryl-dp``'s component DP) and a proven lower bound on the count.
 
     Parameters
     ----------
     inp : ReclaimInput
         The servers, jobs, placement and N_R.
     seed : int, numpy Generator or None
-        Unused (HiGHS is deterministic); accepted for the calling convention.
+        Unused (deterministic); accepted for the calling convention.
     time_limit : float or None
-        Seconds for both stages together (None: the library default).
-    config : ModelConfig or None
-        Model variant and backend (None: the default model on HiGHS); for
-        the study in ``benchmarks/bench_reclaim.py``.
+        Seconds in all (None: the library default).
+    max_states, max_cells : int
+        The DP's budgets of frontier states (its work: the default is at
+        most about 0.5 s of CPU) and of (state, r) cells (its memory: at
+        most about 50 MB); past either the MILP runs instead (0: always).
 
     Returns
     -------
@@ -115,7 +61,7 @@ def exact(
     ValueError
         If ``time_limit`` is not a positive number of seconds.
     SolverError
-        If the backend fails (not a status: a crash or an invalid model).
+        If a backend fails, or the DP's cost disagrees with the input's (a bug).
 
     Examples
     --------
@@ -128,30 +74,27 @@ def exact(
     >>> sol = exact(inp)  # i1 leaves a's 1 GPU on i2, i3 leaves b's 2 GPUs
     >>> sol.status.value, sol.decision.servers, sol.key, sol.bound
     ('optimal', ('i1',), (1.0, 1.0), 1.0)
+    >>> exact(inp, max_states=0).key  # the MILP fallback agrees
+    (1.0, 1.0)
 
     References
     ----------
-    Aryl (Li et al., EuroSys '22), §4 and §7.3; the model and the measured
-    effect of each reduction are in docs/reclaim.md.
+    Aryl (Li et al., EuroSys '22), §4 and §7.3; the DP, the MILP and their
+    measured times are in docs/reclaim.md.
     """
     start = time.perf_counter()
     limit = time_limit_of(time_limit)
-    out = solve_two_stage(inp, time_limit=limit, config=config)
-    return _answer(inp, out, start)
-
-
-def _answer(inp: ReclaimInput, out: ExactOutcome, start: float) -> Solution[ReclaimDecision]:
-    """The solution of an exact run: its incumbent or the component DP's, and the best bound."""
-    cheap = float(fraction_bound(inp))
-    bound = cheap if out.bound is None else max(out.bound, cheap)
-    if out.status is Status.OPTIMAL and out.chosen is not None:
-        return solution_of(inp, out.chosen, Status.OPTIMAL, start, bound=bound)
-    if out.status is Status.INFEASIBLE:
-        # N_R never exceeds the on-loan servers (checked at construction),
-        # so every N_R-subset is a solution: an infeasible claim is a bug.
-        raise SolverError("the reclaim MILP reported infeasible, but every N_R-subset is feasible")
-    chosen = aryl_dp_order(inp)
-    if out.chosen is not None and inp.cost(out.chosen) <= inp.cost(chosen):
-        chosen = out.chosen
-    message = out.message or "time limit reached"
-    return solution_of(inp, chosen, Status.TIME_LIMIT, start, bound=bound, message=message)
+    found = frontier_dp(inp, max_states=max_states, max_cells=max_cells, deadline=start + limit)
+    if found is not None:
+        if inp.cost(found.chosen) != found.cost:
+            raise SolverError(
+                f"frontier DP cost {found.cost} differs from the input's {inp.cost(found.chosen)}"
+            )
+        count = float(len(inp.decide(found.chosen).preempted_jobs))
+        return solution_of(inp, found.chosen, Status.OPTIMAL, start, bound=count)
+    left = limit - (time.perf_counter() - start)
+    if left <= 0:
+        timed_out = ExactOutcome(Status.TIME_LIMIT, None, None, "time limit reached in the DP")
+        return answer(inp, timed_out, start)
+    out = solve_two_stage(inp, time_limit=left)
+    return answer(inp, out, start)

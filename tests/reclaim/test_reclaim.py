@@ -21,7 +21,7 @@ from scheduling_opt.reclaim import (
     aryl,
     aryl_plus,
     check,
-    exact,
+    exact_two_stage,
 )
 from scheduling_opt.reclaim._greedy import Greedy
 from scheduling_opt.reclaim.io import encode, generate, read
@@ -91,7 +91,9 @@ def test_fig5_server_fraction_costs_match_table1() -> None:
     assert costs == [Fraction(x) for x in ("0.5", "0.5", "1", "0.5", "1", "0.5")]
 
 
-@pytest.mark.parametrize("method", ["aryl", "aryl-plus", "aryl-dp", "exact", "exact-pulp"])
+@pytest.mark.parametrize(
+    "method", ["aryl", "aryl-plus", "aryl-dp", "auto", "exact", "exact-two-stage", "exact-pulp"]
+)
 def test_fig5_optimum_is_one_preemption(method: str) -> None:
     inp = read(load(FIG5))
     result = run(inp, method)
@@ -243,9 +245,12 @@ def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:
     for method, result in results.items():
         check(inp, result)
         assert len(set(servers(result))) == inp.n_reclaim, method
-        assert result.status is (Status.OPTIMAL if method.startswith("exact") else Status.FEASIBLE)
+        proving = method.startswith("exact") or method == "auto"
+        assert result.status is (Status.OPTIMAL if proving else Status.FEASIBLE)
     best = brute_force(inp)
     assert results["exact"].key == best
+    assert results["auto"].key == best
+    assert results["exact-two-stage"].key == best
     assert results["exact-pulp"].key == best
     assert all(r.key >= best for r in results.values())
     assert results["aryl-plus"].key <= results["aryl"].key
@@ -265,7 +270,7 @@ def test_exact_model_variants_agree_with_brute_force(inst: Instance) -> None:
         ModelConfig(lean=False),
         ModelConfig(backend="cpsat"),
     ):
-        assert exact(inp, config=config).key == best, config
+        assert exact_two_stage(inp, config=config).key == best, config
 
 
 # --------------------------------------------------------------------------- generator, files
@@ -300,16 +305,17 @@ def test_instance_files_solve_and_check(path: Path) -> None:
 
 def test_exact_reports_time_limit_honestly() -> None:
     inp = read(load(INSTANCES / "reclaim-n150.json"))
-    result = exact(inp, time_limit=0.01)
-    assert result.status in (Status.OPTIMAL, Status.TIME_LIMIT)
-    check(inp, result)
+    for method in ("exact", "exact-two-stage"):
+        result = PROBLEM.method(method).run(inp, time_limit=0.001)
+        assert result.status in (Status.OPTIMAL, Status.TIME_LIMIT)
+        check(inp, result)
 
 
 def test_heuristics_never_beat_exact_on_generated() -> None:
     inp = read(generate("20", 2))
     best = run(inp, "exact")
     assert best.status is Status.OPTIMAL
-    assert best.key == run(inp, "exact-pulp").key
+    assert best.key == run(inp, "exact-pulp").key == run(inp, "exact-two-stage").key
     for method in METHODS:
         result = run(inp, method)
         check(inp, result)

@@ -19,9 +19,11 @@ from scheduling_opt.reclaim import (
     aryl,
     aryl_dp,
     aryl_plus,
+    auto,
     check,
     exact,
     exact_pulp,
+    exact_two_stage,
     fraction_bound,
     lower_bound,
     random_servers,
@@ -31,7 +33,7 @@ from scheduling_opt.solution import Solution, Status
 from scheduling_opt.testing import brute_force_reclaim_instances as small_instances
 
 INSTANCES = Path(__file__).resolve().parents[2] / "instances"
-ALL = (aryl, aryl_plus, aryl_dp, scf, random_servers, exact, exact_pulp)
+ALL = (aryl, aryl_plus, aryl_dp, scf, random_servers, auto, exact, exact_two_stage, exact_pulp)
 
 
 def chain() -> ReclaimInput:
@@ -170,7 +172,8 @@ def test_every_method_returns_a_full_solution(method: object) -> None:
         assert sol.decision.servers == ("i1",)
         assert sol.key == (1, 2)
         assert sol.gap == 0.0
-    expected = Status.OPTIMAL if method in (exact, exact_pulp) else Status.FEASIBLE
+    proving = (auto, exact, exact_two_stage, exact_pulp)
+    expected = Status.OPTIMAL if method in proving else Status.FEASIBLE
     assert sol.status is expected
 
 

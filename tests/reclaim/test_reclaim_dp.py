@@ -16,6 +16,7 @@ from scheduling_opt.reclaim import (
     check,
     exact,
     exact_pulp,
+    exact_two_stage,
 )
 from scheduling_opt.reclaim.aryl_dp import components, split_budget
 from scheduling_opt.reclaim.delta_swap import DeltaSwap
@@ -138,13 +139,13 @@ def test_lean_model_drops_only_implied_rows_and_agrees() -> None:
     lean = build(inp, red, ModelConfig(), 1, 0)
     full = build(inp, red, ModelConfig(lean=False), 1, 0)
     assert full.a.shape[0] - lean.a.shape[0] == inelastic
-    assert exact(inp).key == exact(inp, config=ModelConfig(lean=False)).key
+    assert exact_two_stage(inp).key == exact_two_stage(inp, config=ModelConfig(lean=False)).key
 
 
-def test_new_exact_agrees_with_the_independent_pulp_model_on_medium() -> None:
+def test_two_stage_model_agrees_with_the_independent_pulp_model_on_medium() -> None:
     for seed in (0, 1):
         inp = read(generate("20", seed))
-        a, b = exact(inp), exact_pulp(inp, time_limit=60)
+        a, b = exact_two_stage(inp), exact_pulp(inp, time_limit=60)
         assert a.status is Status.OPTIMAL
         assert b.status is Status.OPTIMAL
         assert a.key == b.key
