@@ -12,6 +12,11 @@ decision's ``wake_at`` replaces the previous timer. In round mode
 (``round_length``) the policy is called only at multiples of the round and
 wake-ups are the round boundaries; completions stay exact.
 
+GPU sharing (an opportunistic slot beside the exclusive one on every GPU,
+the interference model, AntMan's upgrade) lives in
+:mod:`scheduling_opt.sim.sharing`; the engine calls it where a job takes or
+gives back GPUs.
+
 No simulation library: a plain heap loop runs 1.3-1.5 M events/s on this
 machine against 0.46-0.59 M for SimPy, and a full trace is ~61,000 events.
 """
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 from scheduling_opt.sim.check import apply_decision
 from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
 from scheduling_opt.sim.policy import DONE, PENDING, RUNNING, Policy, PolicyError
+from scheduling_opt.sim.sharing import OPPORTUNISTIC, Gpu, Sharing
 from scheduling_opt.sim.speed import SpeedModel
 from scheduling_opt.sim.state import JobState, LiveView
 from scheduling_opt.sim.workload import SimJob, Workload
@@ -58,12 +64,17 @@ class EngineParams:
     resume, resize or migration (Aryl measured 63 s); ``preemption_cost``:
     work lost at each preemption (progress since the last checkpoint);
     ``round_length``: call the policy only at multiples of it (None: at every
-    event time).
+    event time); ``share_slowdown``, ``host_slowdown``: the interference
+    model of a GPU shared by an opportunistic and an exclusive job (the
+    first runs at ``1 - share_slowdown``, the second at ``1 -
+    host_slowdown``; AntMan §5.1's measurements, sim/sharing.py).
     """
 
     restart_cost: float = 0.0
     preemption_cost: float = 0.0
     round_length: float | None = None
+    share_slowdown: float = 0.43
+    host_slowdown: float = 0.034
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +116,14 @@ class Engine:
         self.speed_model = speed or SpeedModel(None, cluster.gpus_per_server)
         self.compute = tuple(s.compute for s in cluster.servers)
         self.freemap = FreeMap([s.gpus if s.available else 0 for s in cluster.servers])
+        self.sharing = Sharing(
+            [s.gpus for s in cluster.servers],
+            share_slowdown=params.share_slowdown,
+            host_slowdown=params.host_slowdown,
+        )
+        for i, s in enumerate(cluster.servers):
+            if not s.available:
+                self.sharing.guests.set_capacity(i, 0)
         self.states = [JobState(j, i) for i, j in enumerate(workload.jobs)]
         self.pending: dict[int, JobState] = {}
         self.running: dict[int, JobState] = {}
@@ -150,12 +169,29 @@ class Engine:
         who = f" job {job.job.id!r}:" if job is not None else ""
         return PolicyError(f"policy {self.policy.name!r} at t={self.now:g}:{who} {reason}")
 
-    def launch(self, st: JobState, placement: Placement, resumed: bool) -> None:
-        """Run ``st`` on ``placement`` from now (GPUs already taken)."""
+    def push_completion(self, st: JobState) -> None:
+        """Schedule running ``st``'s completion at its ``end`` (its version just changed)."""
+        self._push(st.end, COMPLETION, st.index, st.version)
+
+    def launch(
+        self,
+        st: JobState,
+        placement: Placement,
+        resumed: bool,
+        gpus: tuple[Gpu, ...] | None = None,
+    ) -> None:
+        """Run ``st`` on ``placement`` from now (GPUs already counted taken in its layer).
+
+        ``gpus``: the exact GPUs (checked by the caller); None: the default
+        choice of :meth:`~scheduling_opt.sim.sharing.Sharing.pick`.
+        """
         now = self.now
         st.placement = placement
         st.held = sum(g for _, g in placement)
-        st.speed = self.speed_of(st.job, placement)
+        sharing = self.sharing
+        sharing.occupy(self, st, gpus if gpus is not None else sharing.pick(st.layer, placement))
+        st.slow = sharing.factor(st.layer, st.shared)
+        st.speed = self.speed_of(st.job, placement) * st.factor * st.slow
         st.since = now
         st.stall_until = now + (self.params.restart_cost if resumed else 0.0)
         st.end = st.stall_until + (st.job.work - st.done) / st.speed
@@ -163,17 +199,30 @@ class Engine:
         st.status = RUNNING
         if st.first_start != st.first_start:  # nan: the first start
             st.first_start = now
-        self.busy += st.held
         self.running[st.index] = st
         self.started.append(st)
+        self._push(st.end, COMPLETION, st.index, st.version)
+
+    def set_factor(self, st: JobState, factor: float) -> None:
+        """Set ``st``'s speed factor now; a running job continues at its new speed.
+
+        No restart cost: the placement is unchanged (ONES changes a batch size
+        at the end of a training step, §3.3.1).
+        """
+        st.factor = factor
+        if st.status != RUNNING:
+            return
+        st.settle(self.now)
+        st.speed = self.speed_of(st.job, st.placement) * factor * st.slow
+        st.end = max(self.now, st.stall_until) + (st.job.work - st.done) / st.speed
+        st.version += 1
         self._push(st.end, COMPLETION, st.index, st.version)
 
     def stop(self, st: JobState) -> None:
         """Take ``st`` off its GPUs now (progress folded in, back to pending)."""
         st.settle(self.now)
         st.done = max(0.0, st.done - self.params.preemption_cost)
-        self.freemap.give(st.placement)
-        self.busy -= st.held
+        self.release(st)
         st.placement, st.held, st.end = (), 0, math.inf
         st.version += 1
         st.preemptions += 1
@@ -188,12 +237,17 @@ class Engine:
         st.settle(self.now)
         st.done = st.job.work
         st.finish = self.now
-        self.freemap.give(st.placement)
-        self.busy -= st.held
+        self.release(st)
         st.placement, st.held, st.end = (), 0, math.inf
         st.status = DONE
         del self.running[st.index]
         self.finished.append(st)
+
+    def release(self, st: JobState) -> None:
+        """Give back running ``st``'s GPUs in its layer (its partners speed up)."""
+        (self.sharing.guests if st.layer == OPPORTUNISTIC else self.freemap).give(st.placement)
+        self.sharing.vacate(self, st)
+        st.layer = 0
 
     def set_capacity(self, server: int, gpus: int) -> None:
         """Give server ``server`` ``gpus`` usable GPUs now, evicting the jobs on it."""
@@ -202,8 +256,10 @@ class Engine:
     def _capacity(self, server: int, gpus: int) -> None:
         # A server keeps its jobs while they still fit; shrunk below the GPUs
         # in use (reclaimed), it loses all of them.
-        fm = self.freemap
-        if gpus < fm.capacity[server] - fm.free[server]:
+        fm, guests = self.freemap, self.sharing.guests
+        if gpus < max(
+            fm.capacity[server] - fm.free[server], guests.capacity[server] - guests.free[server]
+        ):
             victims = [
                 st for st in self.running.values() if any(s == server for s, _ in st.placement)
             ]
@@ -211,6 +267,8 @@ class Engine:
                 self.stop(st)
                 self.evicted.append(st)
         fm.set_capacity(server, gpus)
+        guests.set_capacity(server, gpus)
+        self.sharing.widen(server, gpus)
         self.cap_total = sum(fm.capacity)
 
     def _advance(self, t: float) -> None:

@@ -4,8 +4,9 @@ A policy is any object with a ``name`` and a ``decide`` method. The engine
 calls it once per distinct event time (after that time's completions,
 capacity changes, arrivals and timers) with a read-only :class:`View` of
 the live state, and applies the :class:`Decision` it returns, in this
-order: preemptions, capacity changes, resizes, starts. Then the ``wake_at`` time, if any,
-becomes the policy's only timer (a new decision replaces the previous one):
+order: preemptions, capacity changes, speed factors, upgrades, resizes,
+starts, opportunistic starts (``share``). Then
+the ``wake_at`` time, if any, becomes the policy's only timer (a new decision replaces the previous one):
 a scheduling round, a lease term, a Tiresias demotion.
 
 A policy object holds the state of one run (its queues); the registry makes
@@ -41,13 +42,21 @@ class Decision:
     (Aryl lending an idle inference server, or reclaiming one: jobs still on
     it are evicted and reported in ``view.evicted``), applied after the
     preemptions; ``resize``: ``(job index, new placement)`` of running
-    elastic jobs (or a migration: same size, other servers); ``wake_at``:
-    call me again then.
+    elastic jobs (or a migration: same size, other servers); ``rate``:
+    ``(job index, factor)``: the job's speed from now on is the engine's
+    placement speed times ``factor`` (finite, > 0; default 1), for a job
+    pending or running after the preemptions and kept across its later
+    starts and resizes until set again: ONES sets it from the batch size it
+    chose (a job's progress depends on its batch, not only its GPUs);
+    applied after the capacity changes, before the resizes, with no restart
+    cost; ``wake_at``: call me again then.
 
     Examples
     --------
     >>> Decision(starts=((0, ((1, 4),)),), wake_at=20.0).wake_at
     20.0
+    >>> Decision(rate=((0, 1.5),)).rate
+    ((0, 1.5),)
     """
 
     starts: tuple[tuple[int, Placement], ...] = ()
@@ -55,6 +64,15 @@ class Decision:
     capacity: tuple[tuple[int, int], ...] = ()
     resize: tuple[tuple[int, Placement], ...] = ()
     wake_at: float | None = None
+    rate: tuple[tuple[int, float], ...] = ()
+    #: Opportunistic starts ``(job index, placement)`` on the GPUs' second
+    #: slot (sim/sharing.py: one per GPU, beside or without an exclusive job).
+    share: tuple[tuple[int, Placement], ...] = ()
+    #: Running opportunistic jobs made exclusive on their GPUs (AntMan's upgrade).
+    upgrade: tuple[int, ...] = ()
+    #: Exact GPUs ``(job index, ((server, GPU index), ...))`` for jobs started
+    #: or shared by this decision (default: the engine's choice, sim/sharing.py).
+    gpus: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = ()
 
 
 #: The decision that changes nothing.
@@ -80,6 +98,26 @@ class JobView(Protocol):
     def placement(self) -> Placement: ...
     @property
     def speed(self) -> float: ...
+    @property
+    def factor(self) -> float:
+        """The speed factor last set by ``Decision.rate`` (1 until then)."""
+        ...
+
+    @property
+    def gpus(self) -> tuple[tuple[int, int], ...]:
+        """The ``(server, GPU index)`` pairs it runs on (empty when not running)."""
+        ...
+
+    @property
+    def opportunistic(self) -> bool:
+        """Whether it runs in the GPUs' opportunistic slot (``Decision.share``)."""
+        ...
+
+    @property
+    def shared(self) -> bool:
+        """Whether a GPU of it holds a job of the other slot (it runs slowed)."""
+        ...
+
     @property
     def end(self) -> float:
         """Scheduled completion time if it keeps running as now (inf when not running)."""
@@ -165,6 +203,15 @@ class View(Protocol):
 
     @property
     def free_total(self) -> int: ...
+    @property
+    def share_free(self) -> Sequence[int]:
+        """Free opportunistic slots per server (``Decision.share``)."""
+        ...
+
+    def plan_shared(self) -> FreeMap:
+        """A scratch copy of the opportunistic slots' free map."""
+        ...
+
     def plan(self) -> FreeMap:
         """A scratch copy of the free map to plan several starts on."""
         ...

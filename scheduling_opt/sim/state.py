@@ -30,17 +30,22 @@ class JobState:
     __slots__ = (
         "done",
         "end",
+        "factor",
         "finish",
         "first_start",
+        "gpus",
         "held",
         "index",
         "job",
+        "layer",
         "placement",
         "preemptions",
         "queued_since",
         "run_base",
         "service_base",
+        "shared",
         "since",
+        "slow",
         "speed",
         "stall_until",
         "status",
@@ -53,7 +58,12 @@ class JobState:
         self.status = FUTURE
         self.placement: Placement = ()
         self.held = 0
+        self.gpus: tuple[tuple[int, int], ...] = ()  # (server, GPU index) while running
+        self.layer = 0  # 0 exclusive, 1 opportunistic (sim/sharing.py)
+        self.shared = False  # a GPU of it holds a job of the other layer
+        self.slow = 1.0  # the interference factor while shared
         self.speed = 0.0
+        self.factor = 1.0  # Decision.rate's speed factor, kept until set again
         self.done = 0.0
         self.since = 0.0
         self.stall_until = 0.0
@@ -65,6 +75,10 @@ class JobState:
         self.service_base = 0.0
         self.run_base = 0.0
         self.finish = math.nan
+
+    @property
+    def opportunistic(self) -> bool:
+        return self.layer == 1
 
     def attained(self, now: float) -> float:
         if self.status != RUNNING:
@@ -146,6 +160,13 @@ class LiveView:
     @property
     def free_total(self) -> int:
         return self._engine.freemap.total_free
+
+    @property
+    def share_free(self) -> Sequence[int]:
+        return tuple(self._engine.sharing.guests.free)
+
+    def plan_shared(self) -> FreeMap:
+        return self._engine.sharing.guests.copy()
 
     def plan(self) -> FreeMap:
         return self._engine.freemap.copy()
