@@ -12,13 +12,17 @@ broken one. AntMan (OSDI '20) §3.2, §3.3. Construction is O(J + G).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import MAX_INT
 from scheduling_opt.model import Cluster, Job, JobClass
 from scheduling_opt.policies._numbers import as_fraction, as_int, as_number
+
+_TINY = sys.float_info.min  # as_fraction refuses a subnormal
 
 #: A GPU: (server id, index on the server).
 Gpu = tuple[str, int]
@@ -29,6 +33,17 @@ DEFAULT_MAX_UTILIZATION = 0.8
 
 
 def _gpu(value: object, path: str) -> Gpu:
+    # Fast path for what a scheduler passes (a plain (str, int) tuple): a
+    # simulator builds a state per event, millions of GPUs per run. The same
+    # values pass as through the checks below.
+    if (
+        type(value) is tuple
+        and len(value) == 2
+        and type(value[0]) is str
+        and type(value[1]) is int
+        and 0 <= value[1] <= MAX_INT
+    ):
+        return value[0], value[1]
     if not isinstance(value, tuple) or len(value) != 2 or not isinstance(value[0], str):
         raise InvalidInstanceError(path, f"a GPU is (server id, index), got {value!r:.60}")
     return value[0], as_int(value[1], path, 0)
@@ -120,7 +135,11 @@ class AntManState:
         util = {}
         for g, u in dict(self.utilization).items():
             gpu = _gpu(g, "utilization")
-            util[gpu] = as_fraction(u, f"utilization[{gpu!r}]")
+            # Fast path: a plain float that as_fraction would return unchanged.
+            if type(u) is float and (u == 0.0 or _TINY <= u <= 1.0):
+                util[gpu] = u
+            else:
+                util[gpu] = as_fraction(u, f"utilization[{gpu!r}]")
         object.__setattr__(self, "utilization", MappingProxyType(util))
         for name in ("guarantee", "opportunistic", "reserved"):
             object.__setattr__(self, name, _frozen(getattr(self, name), name))
@@ -139,15 +158,16 @@ class AntManState:
         if len(set(ids)) != len(ids):
             raise InvalidInstanceError("jobs", "duplicate job ids")
         known = set(ids)
+        sizes = {s.id: s.gpus for s in self.cluster.servers}  # has_gpu without the calls
         for name in ("guarantee", "opportunistic", "reserved"):
             for job_id, gpus in getattr(self, name).items():
                 if job_id not in known:
                     raise InvalidInstanceError(f"{name}.{job_id}", "unknown job")
                 for gpu in gpus:
-                    if not self.has_gpu(gpu):
+                    if not 0 <= gpu[1] < sizes.get(gpu[0], 0):
                         raise InvalidInstanceError(f"{name}.{job_id}", f"unknown GPU {gpu!r}")
         for gpu in self.utilization:
-            if not self.has_gpu(gpu):
+            if not 0 <= gpu[1] < sizes.get(gpu[0], 0):
                 raise InvalidInstanceError("utilization", f"unknown GPU {gpu!r}")
         unknown = sorted(self.pinned - known)
         if unknown:

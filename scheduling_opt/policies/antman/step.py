@@ -16,75 +16,80 @@ a reservation counts against its tenant's quota; a GPU freshly given to a
 guarantee job this round has no measured load and is not offered to
 opportunistic jobs in the same round.
 
-Complexity per step, J jobs, G GPUs, S servers, W workers per job:
-O(J (G log G + S log S)) for guarantee jobs and upgrades, O(J W G log G) for
-opportunistic jobs (a least-loaded pick per worker).
+Complexity per step, J unfinished jobs, G GPUs, S servers of at most m
+GPUs, W workers per job, L the job's locality limit: O(J + G) to set up the
+round (owners, per-server free counts, the opportunistic candidates once)
+and for the upgrades; a guarantee job whose tenant's quota or the free GPUs
+cannot cover one worker (the usual case on a busy cluster) O(1) besides
+giving back its old reservation, else O(S) to read the free counts and,
+when a server can hold a worker, O(S log S + L S + L m log m) to choose
+servers and GPUs (only the chosen servers' GPUs are listed and sorted); an
+opportunistic job O(S) when the
+candidates cannot hold it, else O(S + W log S) plus O(m log m) for each
+server it lands on. Before issue 15 every guarantee job cost O(G log G + S
+log S) and every opportunistic worker O(G log G); the decisions are the
+same (tests/policies/test_antman_step_equivalence.py).
 """
 
 from __future__ import annotations
 
+import heapq
 import time
-from collections.abc import Mapping
 
-from scheduling_opt.model import Job
+from scheduling_opt.model import Job, Server
 from scheduling_opt.policies.antman._round import Round, quota_left, start_round
 from scheduling_opt.policies.antman.model import AntManDecision, AntManState, Gpu
 from scheduling_opt.policies.antman.upgrade import upgrade_jobs
-from scheduling_opt.policies.locality import locality_limit, pick_servers
+from scheduling_opt.policies.locality import pick_servers
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
 
-def _free_for(r: Round, job: Job, own: frozenset[Gpu]) -> dict[str, list[Gpu]]:
-    """Per fitting server, GPUs no other guarantee job holds or reserves.
+def _free_on(r: Round, job: Job, server: Server, own: frozenset[Gpu]) -> list[Gpu]:
+    """The GPUs of ``server`` no other guarantee job holds or reserves, best first.
 
     Sorted so that the job's own reservation comes first, then GPUs without
     opportunistic jobs, then the least loaded: a guarantee job disturbs as
     few opportunistic jobs as it can (AntMan still shrinks them if needed).
     """
-    out: dict[str, list[Gpu]] = {}
-    for server in r.state.cluster.servers:
-        if not job.fits(server):
-            continue
-        gpus = [
-            (server.id, i)
-            for i in range(server.gpus)
-            if r.owner.get((server.id, i), job.id) == job.id
-        ]
-        gpus.sort(key=lambda g: (g not in own, r.shared.get(g, 0) > 0, r.load(g), g))
-        out[server.id] = gpus
-    return out
-
-
-def _take(free: Mapping[str, list[Gpu]], servers: list[str], amount: int, d: int) -> list[Gpu]:
-    """``amount`` GPUs (a multiple of ``d``) from ``servers`` in order, whole workers per server."""
-    out: list[Gpu] = []
-    for s in servers:
-        n = min(len(free[s]) // d * d, (amount - len(out)) // d * d)
-        out.extend(free[s][:n])
-    return out
+    gpus = [
+        (server.id, i) for i in range(server.gpus) if r.owner.get((server.id, i), job.id) == job.id
+    ]
+    gpus.sort(key=lambda g: (g not in own, r.shared.get(g, 0) > 0, r.load(g), g))
+    return gpus
 
 
 def _schedule_guarantee(r: Round, job: Job) -> tuple[Gpu, ...] | None:
-    """Algorithm 1 lines 1, 4-8: launch on nodes0 when it covers the demand, else reserve."""
+    """Algorithm 1 lines 1, 4-8: launch on nodes0 when it covers the demand, else reserve.
+
+    A job whose tenant's quota, or the cluster's free GPUs, cannot cover one
+    worker takes nothing: it returns at once (after giving back its old
+    reservation), the common case on a busy cluster. Otherwise the servers
+    are chosen from the per-server free counts and only the chosen ones'
+    GPUs are listed and sorted.
+    """
     tenant = job.tenant or ""
     own = r.reserved.pop(job.id, ())
-    for g in own:
-        del r.owner[g]
+    r.drop(own)
     r.usage[tenant] = r.usage.get(tenant, 0) - len(own)
-    mine = frozenset(own)
-    free = _free_for(r, job, mine)
     d = job.gpus_per_worker
-    servers = pick_servers(
-        {s: len(gpus) // d * d for s, gpus in free.items()},
-        job.max_gpus,
-        locality_limit(r.state.cluster, job),
-        r.rank,
-        {s: sum(1 for g in gpus if g in mine) for s, gpus in free.items()},
-    )
-    quota = quota_left(r.usage, r.state.quotas, tenant)
-    gpus = _take(free, servers, min(job.max_gpus, quota), d)
+    amount = min(job.max_gpus, quota_left(r.usage, r.state.quotas, tenant))
+    if amount < d or r.free_total < d:
+        return None
+    usable = {s.id: r.free[s.id] // d * d for s in r.fitting(job) if r.free[s.id] >= d}
+    if not usable:
+        return None
+    prefer: dict[str, int] = {}
+    for server, _ in own:
+        prefer[server] = prefer.get(server, 0) + 1
+    servers = pick_servers(usable, job.max_gpus, r.limit(job), r.rank, prefer)
+    mine = frozenset(own)
+    gpus: list[Gpu] = []
+    for s in servers:
+        n = min(usable[s], (amount - len(gpus)) // d * d)
+        if n > 0:
+            gpus.extend(_free_on(r, job, r.servers[s], mine)[:n])
     if gpus:
-        r.owner.update(dict.fromkeys(gpus, job.id))
+        r.hold(gpus, job.id)
         r.usage[tenant] = r.usage.get(tenant, 0) + len(gpus)
     if len(gpus) == job.max_gpus:
         r.fresh.update(gpus)
@@ -94,35 +99,74 @@ def _schedule_guarantee(r: Round, job: Job) -> tuple[Gpu, ...] | None:
     return None
 
 
-def _schedule_opportunistic(r: Round, job: Job, m: float) -> tuple[Gpu, ...] | None:
-    """Algorithm 1 lines 2-3, 9-10: the least-loaded GPUs under utilization M, worker by worker."""
+class _Shared:
+    """The opportunistic phase's candidates: GPUs under M not given out this round.
+
+    Utilization and the fresh GPUs do not change during the phase, so the
+    GPUs they exclude and each server's candidate count are found once,
+    O(G); a server's candidates are listed, sorted by (load, opportunistic
+    jobs, GPU), only when a job may land there, and sorted again only after
+    one does.
+    """
+
+    def __init__(self, r: Round, m: float) -> None:
+        self.r = r
+        # Load < M: a GPU without a measured load is idle (0 < M).
+        self.blocked = {g for g, u in r.state.utilization.items() if u >= m} | r.fresh
+        self.count = {s.id: s.gpus for s in r.state.cluster.servers}
+        for server, _ in self.blocked:
+            self.count[server] -= 1
+        self._order: dict[str, list[Gpu]] = {}
+
+    def order(self, server: str) -> list[Gpu]:
+        """The server's candidates, best first."""
+        if server not in self._order:
+            r, blocked = self.r, self.blocked
+            gpus = [(server, i) for i in range(r.servers[server].gpus)]
+            gpus = [g for g in gpus if g not in blocked]
+            gpus.sort(key=lambda g: (r.load(g), r.shared.get(g, 0), g))
+            self._order[server] = gpus
+        return self._order[server]
+
+    def place(self, gpus: list[Gpu]) -> None:
+        for g in gpus:
+            self.r.shared[g] = self.r.shared.get(g, 0) + 1
+            self._order.pop(g[0], None)
+
+
+def _schedule_opportunistic(ph: _Shared, job: Job) -> tuple[Gpu, ...] | None:
+    """Algorithm 1 lines 2-3, 9-10: the least-loaded GPUs under utilization M, worker by worker.
+
+    Each worker goes to the server whose ``d`` least-loaded untaken
+    candidates have the lowest summed (load, opportunistic jobs), the first
+    in cluster order on ties. The servers can host sum(candidates // d)
+    workers whatever the order of picks, so a job that needs more waits at
+    once; otherwise a heap keyed by (that sum, cluster position) picks each
+    worker: only the chosen server's key changes, and a server's taken GPUs
+    are always a prefix of its sorted candidates.
+    """
+    r = ph.r
     d = job.gpus_per_worker
-    candidates: dict[str, list[Gpu]] = {}
-    for server in r.state.cluster.servers:
-        if job.fits(server):
-            gpus = [
-                (server.id, i)
-                for i in range(server.gpus)
-                if r.load((server.id, i)) < m and (server.id, i) not in r.fresh
-            ]
-            candidates[server.id] = gpus
-    taken: set[Gpu] = set()
+    servers = [s.id for s in r.fitting(job) if ph.count[s.id] >= d]
+    if sum(ph.count[s] // d for s in servers) < job.max_workers:
+        return None
+
+    def key(pick: list[Gpu]) -> tuple[float, int]:
+        return (sum(r.load(g) for g in pick), sum(r.shared.get(g, 0) for g in pick))
+
+    orders = [ph.order(s) for s in servers]
+    heap = [(key(gpus[:d]), k) for k, gpus in enumerate(orders)]
+    heapq.heapify(heap)
+    used = [0] * len(orders)
+    taken: list[Gpu] = []
     for _ in range(job.max_workers):
-        best: tuple[tuple[float, int], str, list[Gpu]] | None = None
-        for s, gpus in candidates.items():
-            rest = [g for g in gpus if g not in taken]
-            if len(rest) < d:
-                continue
-            rest.sort(key=lambda g: (r.load(g), r.shared.get(g, 0), g))
-            pick = rest[:d]
-            key = (sum(r.load(g) for g in pick), sum(r.shared.get(g, 0) for g in pick))
-            if best is None or key < best[0]:
-                best = (key, s, pick)
-        if best is None:
-            return None
-        taken.update(best[2])
-    for g in taken:
-        r.shared[g] = r.shared.get(g, 0) + 1
+        _, k = heapq.heappop(heap)
+        gpus, at = orders[k], used[k]
+        taken.extend(gpus[at : at + d])
+        used[k] = at = at + d
+        if len(gpus) - at >= d:
+            heapq.heappush(heap, (key(gpus[at : at + d]), k))
+    ph.place(taken)
     return tuple(sorted(taken))
 
 
@@ -198,19 +242,19 @@ def antman_step(
 
     started: dict[str, tuple[Gpu, ...]] = {}
     demoted = []
+    phase = _Shared(r, p.max_utilization)
     waiting = [j for j in state.pending() if state.job_class(j) == "opportunistic"]
     position = {j.id: i for i, j in enumerate(state.jobs)}
     late_ids = {j.id for j in late}
     for job in sorted([*waiting, *late], key=lambda j: position[j.id]):
-        shared = _schedule_opportunistic(r, job, p.max_utilization)
+        shared = _schedule_opportunistic(phase, job)
         if shared is None:
             continue
         started[job.id] = shared
         if job.id in late_ids:
             demoted.append(job.id)
             own = r.reserved.pop(job.id, ())
-            for g in own:
-                del r.owner[g]
+            r.drop(own)
             r.usage[job.tenant or ""] = r.usage.get(job.tenant or "", 0) - len(own)
             # Released: what it held before the round (a reservation made and
             # dropped within this round was never anyone's).

@@ -19,7 +19,7 @@ def try_upgrade(r: Round, job: Job, gpus: tuple[Gpu, ...]) -> bool:
     tenant = job.tenant or ""
     if any(g in r.owner for g in gpus) or quota_left(r.usage, r.state.quotas, tenant) < len(gpus):
         return False
-    r.owner.update(dict.fromkeys(gpus, job.id))
+    r.hold(gpus, job.id)
     r.usage[tenant] = r.usage.get(tenant, 0) + len(gpus)
     for g in gpus:
         r.shared[g] -= 1
