@@ -1,0 +1,151 @@
+"""Aryl's set: its policies, cluster sizes, job shapes and Table 5's numbers (data only).
+
+:mod:`scheduling_opt.reproduce.papers` builds the ``aryl``
+:class:`~scheduling_opt.reproduce.papers.PaperSet` from what is here (this
+module does not import it, so the two stay free of an import cycle).
+
+Cluster sizes (Aryl §7.1: 3,544 training GPUs, 4,160 inference GPUs):
+
+- training servers: the trace's offered load (GPU-time submitted per unit of
+  time over its submission span) at the 82% average utilization the paper
+  reports for its training cluster (§2.1, Figure 2), in 8-GPU servers:
+  P_MIX2 offers 1,128.5 GPUs, so round(1,128.5 / (0.82 x 8)) = 172 servers. The
+  same rule on the one-day excerpt gives 223 servers, on which FIFO barely
+  queues (its long jobs run on for days after the day they were submitted),
+  so ``--quick`` uses 80 training servers, where FIFO's queueing is two
+  thirds of its JCT: a loaded cluster on which loaning has work to do;
+- inference servers: the paper's ratio of inference to training GPUs,
+  round(T x 4,160 / 3,544): 202 for 172, 94 for 80. Each lends as 2 GPUs:
+  Aryl §5.2 normalizes on-loan GPUs to training GPUs, and 8 T4s are 2 V100s
+  (T4 = 0.25 V100, Appendix A).
+
+Elastic jobs: 5% of the jobs, by a hash of the id (§7: "~5% of the jobs
+being elastic" in the Basic scenario), from half to twice their GPUs,
+scaling linearly (§5: the paper's assumption). Restart cost 63 s (§7.5).
+"""
+
+from __future__ import annotations
+
+from scheduling_opt.reproduce.workloads import ElasticRule
+
+#: The Basic scenario's elastic jobs (§7.1).
+ARYL_ELASTIC = ElasticRule(share=0.05, min_fraction=0.5, max_factor=2.0, serial=0.0)
+#: Training and inference servers for the full trace and for ``--quick``.
+FULL_SIZES = (172, 202)
+QUICK_SIZES = (80, 94)
+#: Aryl §7.5: 63 s per preemption or resize, in the trace's minutes.
+RESTART_COST = 63.0 / 60.0
+
+#: The policies, baselines first.
+ARYL_POLICIES = (
+    "fifo-no-loan",
+    "afs",
+    "aryl",
+    "aryl-loan-only",
+    "aryl-scale-only",
+    "aryl-scf",
+    "aryl-random",
+    "aryl-plus",
+    "aryl-exact",
+    "aryl-fifo",
+)
+
+#: Table 5's numbers: (what, metric, kind, paper, baseline, policy).
+ARYL_CLAIMS: tuple[tuple[str, str, str, float, str, str], ...] = (
+    ("mean queueing, x lower", "queueing_mean", "ratio", 3072 / 2008, "fifo-no-loan", "aryl"),
+    ("mean JCT, x lower", "jct_mean", "ratio", 16610 / 11089, "fifo-no-loan", "aryl"),
+    ("training GPU usage, baseline", "utilization", "value", 0.72, "-", "fifo-no-loan"),
+    ("training GPU usage, Aryl", "utilization", "value", 0.86, "-", "aryl"),
+    ("preemption ratio, Aryl", "preemption_ratio", "value", 0.1020, "-", "aryl"),
+    ("preemption ratio, SCF reclaim", "preemption_ratio", "value", 0.1874, "-", "aryl-scf"),
+    ("preemption ratio, random reclaim", "preemption_ratio", "value", 0.2089, "-", "aryl-random"),
+    (
+        "preemption ratio, exact reclaim (paper: Aryl's, = optimal below 60 servers)",
+        "preemption_ratio",
+        "value",
+        0.1020,
+        "-",
+        "aryl-exact",
+    ),
+    (
+        "mean JCT, loaning only, x lower",
+        "jct_mean",
+        "ratio",
+        16610 / 12414,
+        "fifo-no-loan",
+        "aryl-loan-only",
+    ),
+    (
+        "mean JCT, scaling only, x lower",
+        "jct_mean",
+        "ratio",
+        16610 / 12048,
+        "fifo-no-loan",
+        "aryl-scale-only",
+    ),
+    (
+        "mean JCT, scaling only vs AFS, x lower",
+        "jct_mean",
+        "ratio",
+        15045 / 12048,
+        "afs",
+        "aryl-scale-only",
+    ),
+    (
+        "mean JCT, Aryl in FIFO order (ours; paper: Aryl's 1.50x)",
+        "jct_mean",
+        "ratio",
+        16610 / 11089,
+        "fifo-no-loan",
+        "aryl-fifo",
+    ),
+)
+
+SETUP = (
+    "15-day production trace, 50,390 jobs, 3,544 V100 training GPUs (443 x 8) and 4,160 T4 "
+    "inference GPUs with their utilization trace; ~5% of the jobs elastic (Basic), linear "
+    "scaling, 63 s per preemption; Baseline FIFO without loaning or scaling"
+)
+
+DIFFERENCES = (
+    "Our jobs are Chronus-Philly P_MIX2 (30,746 jobs with GPUs over 14 days; `--quick`: its "
+    "first day, 5,217 jobs), 5% of them elastic by a hash of the id (from half to twice their "
+    "GPUs, linear). Clusters sized by a rule (scheduling_opt/reproduce/aryl_set.py): "
+    "172 training servers x 8 GPUs (the trace's offered load at the paper's 82% training "
+    "utilization) and 202 inference servers (the paper's 4,160 / 3,544 ratio); `--quick`: "
+    "80 and 94. An inference server lends as 2 training GPUs at V100 speed (§5.2 normalizes "
+    "on-loan GPUs; 8 T4 = 2 V100). The inference demand is a synthetic diurnal curve (mean "
+    "0.65, peak/trough 2.2, noise 0.02; the production curve is not public); the inference "
+    "side keeps the peak of the coming hour and lends the rest, every hour. Jobs that may "
+    "use inference GPUs: the elastic ones and 21% of the others (§2.1's 'up to 21%'), by a "
+    "hash. Aryl's phase one is Algorithm 2's SJF on the trace's durations (an oracle; the "
+    "paper predicts them); `aryl-fifo` runs loaning and scaling in the baseline's FIFO order "
+    "instead, to separate what SJF buys from what loaning and scaling buy. AFS gives base "
+    "demand in submit order, skipping what does not fit. Usage is busy GPU-time over the "
+    "available GPU-time from the first submission to the last completion, lent servers "
+    "included (`utilization`); the overall usage of both clusters is in the policy "
+    "counters (`overall_usage`). Not modelled: heterogeneous training, the base/flexible "
+    "server groups across scheduling calls, Pollux and Gandiva."
+)
+
+
+def training_servers(offered_gpus: float, utilization: float = 0.82, per_server: int = 8) -> int:
+    """Training servers that the offered load keeps ``utilization`` busy (nearest).
+
+    Examples
+    --------
+    >>> training_servers(1128.46)
+    172
+    """
+    return round(offered_gpus / (utilization * per_server))
+
+
+def inference_servers(training: int) -> int:
+    """Inference servers at the paper's 4,160 / 3,544 GPU ratio.
+
+    Examples
+    --------
+    >>> inference_servers(172), inference_servers(80)
+    (202, 94)
+    """
+    return round(training * 4160 / 3544)

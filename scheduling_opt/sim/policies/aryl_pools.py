@@ -1,0 +1,138 @@
+"""Aryl's placement helpers on the simulator's free map: BFD starts, trims and growths.
+
+A job runs on one pool only (Aryl's Basic scenario has no heterogeneous
+training): the training servers (V100) or the on-loan inference servers
+(T4). A start is placed by the library's best-fit decreasing
+(:func:`scheduling_opt.placement.bfd_assign`, Aryl §5.3) over the pool's
+servers with free GPUs; an elastic job's size changes are placed here:
+a shrink gives back the GPUs on the servers where the job has the fewest
+(keeping it consolidated), a growth takes GPUs on its own servers first,
+then best fit. Each call is O(S) for S servers of the pool.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from scheduling_opt.model import Cluster, GpuType, Job, Server
+from scheduling_opt.placement import PlacementInput, bfd_assign
+from scheduling_opt.sim.cluster import FreeMap, Placement
+
+
+def worker_gpus(gpus: int, per_server: int, elastic: bool) -> int:
+    """GPUs per worker of a job of ``gpus`` GPUs (the BFD's item size).
+
+    An inelastic job that fits one server is one worker (placed whole on one
+    server, as the default rule does); a larger one is workers of
+    gcd(g, K) GPUs; an elastic job's range is in GPUs, so its workers are 1 GPU.
+
+    Examples
+    --------
+    >>> worker_gpus(4, 8, False), worker_gpus(16, 8, False), worker_gpus(12, 8, False)
+    (4, 8, 4)
+    >>> worker_gpus(4, 8, True)
+    1
+    """
+    if elastic:
+        return 1
+    return gpus if gpus <= per_server else math.gcd(gpus, per_server)
+
+
+def bfd_start(
+    plan: FreeMap, servers: Sequence[int], gpus: int, per_server: int, elastic: bool
+) -> Placement | None:
+    """Place a ``gpus``-GPU start on ``servers`` by the library's BFD, or None.
+
+    The BFD sees each server with its free GPUs as its size (so best fit is
+    on the free GPUs); the plan is not changed.
+
+    Examples
+    --------
+    >>> plan = FreeMap([8, 8, 8])
+    >>> plan.take(((0, 6),))
+    >>> bfd_start(plan, [0, 1, 2], 2, 8, False)  # best fit: server 0's two free GPUs
+    ((0, 2),)
+    >>> bfd_start(plan, [1], 16, 8, False) is None
+    True
+    """
+    open_servers = [s for s in servers if plan.free[s] > 0]
+    if sum(plan.free[s] for s in open_servers) < gpus:
+        return None
+    gpw = worker_gpus(gpus, per_server, elastic)
+    n = gpus // gpw
+    if sum(plan.free[s] // gpw for s in open_servers) < n:
+        return None  # the workers cannot fit whatever the packing
+    cluster = Cluster(
+        (GpuType("G"),), tuple(Server(f"s{s}", "G", plan.free[s]) for s in open_servers)
+    )
+    (assigned,) = bfd_assign(PlacementInput(cluster, [Job("j", n, n, 1.0, gpw)]))
+    if assigned is None:
+        return None
+    return tuple(sorted((open_servers[i], w * gpw) for i, w in assigned))
+
+
+def trim(placement: Placement, gpus: int) -> Placement:
+    """``placement`` cut down to ``gpus`` GPUs, from the servers holding the fewest.
+
+    Examples
+    --------
+    >>> trim(((0, 4), (3, 1), (5, 2)), 5)
+    ((0, 4), (5, 1))
+    """
+    rows = dict(placement)
+    drop = sum(rows.values()) - gpus
+    for s in sorted(rows, key=lambda s: (rows[s], -s)):
+        if drop <= 0:
+            break
+        cut = min(drop, rows[s])
+        rows[s] -= cut
+        drop -= cut
+    return tuple(sorted((s, g) for s, g in rows.items() if g > 0))
+
+
+def grow(plan: FreeMap, placement: Placement, servers: Sequence[int], extra: int) -> Placement:
+    """``placement`` plus up to ``extra`` GPUs from the plan's free GPUs on ``servers``.
+
+    Its own servers first (most free first), then best fit on the others
+    (the fewest free GPUs that hold the rest, else the most free). The plan
+    is not changed; the result may hold fewer than ``extra`` more GPUs.
+
+    Examples
+    --------
+    >>> plan = FreeMap([8, 8, 8])
+    >>> plan.take(((0, 8), (1, 2)))
+    >>> grow(plan, ((0, 1),), [0, 1, 2], 4)  # server 0 is full: best fit is server 1
+    ((0, 1), (1, 4))
+    """
+    rows = dict(placement)
+    left = extra
+    own = sorted((s for s in rows if plan.free[s] > 0), key=lambda s: (-plan.free[s], s))
+    for s in own:
+        take = min(left, plan.free[s])
+        rows[s] += take
+        left -= take
+    others = [s for s in servers if s not in rows and plan.free[s] > 0]
+    while left > 0 and others:
+        fits = [s for s in others if plan.free[s] >= left]
+        s = (
+            min(fits, key=lambda s: (plan.free[s], s))
+            if fits
+            else max(others, key=lambda s: (plan.free[s], -s))
+        )
+        take = min(left, plan.free[s])
+        rows[s] = take
+        left -= take
+        others.remove(s)
+    return tuple(sorted(rows.items()))
+
+
+def held(placement: Placement) -> int:
+    """GPUs of a placement.
+
+    Examples
+    --------
+    >>> held(((0, 3), (2, 1)))
+    4
+    """
+    return sum(g for _, g in placement)
