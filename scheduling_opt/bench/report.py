@@ -26,6 +26,13 @@ from scheduling_opt.bench.runner import Row
 REFERENCE_METHOD = "exact"
 #: Mean gaps closer than this are equal in the dominance test.
 _GAP_EPS = 1e-12
+#: Median times within this fraction of the larger one count as equal in the
+#: dominance test (issue 16): two methods calling the same solver (``auto`` and
+#: ``exact``) differ by timing noise alone, and without a tolerance the mark
+#: flapped from run to run on the shared machine.
+TIME_REL_TOLERANCE = 0.10
+#: ... or within this many seconds: the noise floor of a millisecond run.
+TIME_ABS_TOLERANCE = 0.002
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +80,38 @@ def _compare(a: Quality, b: Quality) -> int:
     return 0
 
 
+def same_time(a: float, b: float) -> bool:
+    """Whether two median times are equal within the dominance test's tolerance.
+
+    Equal when they differ by at most ``max(TIME_REL_TOLERANCE * max(a, b),
+    TIME_ABS_TOLERANCE)``: 10% of the slower one, or 2 ms. O(1).
+
+    Parameters
+    ----------
+    a, b : float
+        Median times in seconds.
+
+    Returns
+    -------
+    bool
+        True when the difference is within the tolerance.
+
+    Examples
+    --------
+    >>> same_time(1.00, 1.09), same_time(1.00, 1.12), same_time(0.001, 0.0029)
+    (True, False, True)
+    """
+    return abs(a - b) <= max(TIME_REL_TOLERANCE * max(a, b), TIME_ABS_TOLERANCE)
+
+
 def dominated(points: Mapping[str, tuple[float, Quality]]) -> dict[str, tuple[str, ...]]:
     """For each method, the methods that dominate it on (median seconds, mean gap).
 
     ``b`` dominates ``a`` when ``b`` is at least as fast and has at most
-    ``a``'s mean gap, one of them strictly (issue 16). A gap given as a tuple
+    ``a``'s mean gap, one of them strictly (issue 16). Times within
+    :func:`same_time`'s tolerance (10% or 2 ms) are equal: then only a
+    strictly smaller gap dominates, and a method a little slower within the
+    tolerance but strictly better dominates too. A gap given as a tuple
     (mean gap, mean tie-break gap) compares lexicographically.
 
     Parameters
@@ -98,6 +132,12 @@ def dominated(points: Mapping[str, tuple[float, Quality]]) -> dict[str, tuple[st
     >>> dominated({"fast": (0.01, 0.2), "good": (1.0, 0.0)})
     {'fast': (), 'good': ()}
 
+    Timing noise: ``auto`` 5% slower than ``exact`` with the same gap is not
+    dominated, and a heuristic 1 ms faster but worse is dominated:
+
+    >>> dominated({"exact": (0.100, 0.0), "auto": (0.105, 0.0), "greedy": (0.099, 0.01)})
+    {'exact': (), 'auto': (), 'greedy': ('exact', 'auto')}
+
     A fast heuristic preempting as few jobs as the optimum but with more
     collateral GPUs does not dominate the exact method:
 
@@ -110,9 +150,9 @@ def dominated(points: Mapping[str, tuple[float, Quality]]) -> dict[str, tuple[st
             b
             for b, (time_b, gap_b) in points.items()
             if b != a
-            and time_b <= time_a
+            and (time_b <= time_a or same_time(time_a, time_b))
             and _compare(gap_b, gap_a) <= 0
-            and (time_b < time_a or _compare(gap_b, gap_a) < 0)
+            and (not same_time(time_a, time_b) or _compare(gap_b, gap_a) < 0)
         )
     return out
 
@@ -359,7 +399,8 @@ def markdown_report(
         "those with one; speed-up = the `exact` method's median time (else the fastest exact "
         "method's) / this method's median time; certified gap: from the method's own bound, "
         "with no exact run; dominated by: the methods at least as fast and at most as far "
-        "from the optimum at that size, one of them strictly (blank: on the Pareto front).\n",
+        "from the optimum at that size, one of them strictly, median times within 10% or "
+        "2 ms counting as equal (blank: on the Pareto front).\n",
     ]
     for problem in dict.fromkeys(r.problem for r in rows):
         parts += [f"## {problem}", "", format_table(summaries, problem), ""]

@@ -4,36 +4,91 @@ The model of :mod:`~scheduling_opt.lease.formulation` (tight linking and
 symmetry rows over the paper's Eqs. (1)-(5)) solved by HiGHS through
 ``scipy.optimize.milp``; the fastest of HiGHS, CP-SAT and CBC in docs/lease.md's
 study. Chronus §3.3.4. NP-hard; O(N (P + H)) variables and rows.
+
+Two stages from :data:`TWO_STAGE_MIN_JOBS` jobs on (issue 16; smaller
+instances, and ``two_stage=False``, solve the whole MILP at once, the old
+model, kept as a cross-check):
+
+1. *Levels*: :func:`~scheduling_opt.lease.formulation.build_levels`, the
+   level binaries s under one energy row per term t (the work that must
+   fall before t fits in M t GPU-terms): exactly the choices whose terms
+   can be held *fractionally*, so a relaxation, whose proven optimum is an
+   upper bound; ~450 binaries and ~290 rows at C120 instead of ~3,000
+   columns (synth-p4-1: 32 s CPU for the whole MILP, 0.95 s for both stages).
+2. *Packing*: the levels fixed, integral terms (a feasibility MILP). A
+   packing reaching the stage-1 bound is a proven optimum. A choice that
+   does not pack (often when jobs are large against M; 2 of 20 hard C120
+   instances) is cut off with every choice containing it or tighter
+   deadlines, and the levels are solved again, up to
+   :data:`PACKING_ROUNDS` times; then (or after a packing slower than
+   :data:`PACKING_SECONDS`) the whole MILP runs on the time left, its bound
+   capped by the levels stage's. Synth-p4-6 stays unproven that way.
 """
 
 from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
 
 import numpy as np
 from numpy.typing import NDArray
 
 from scheduling_opt.errors import SolverError
 from scheduling_opt.exact import MIP_REL_GAP, stdout_to_stderr
-from scheduling_opt.lease._schedule import Schedule
-from scheduling_opt.lease.formulation import ExactOutcome, Model, ModelConfig, build, run_exact
+from scheduling_opt.lease._schedule import Schedule, load_of
+from scheduling_opt.lease.formulation import (
+    ExactOutcome,
+    Model,
+    ModelConfig,
+    Row,
+    build,
+    build_levels,
+    run_exact,
+)
 from scheduling_opt.lease.greedy import Hint
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
-__all__ = ["exact", "solve_highs"]
+__all__ = ["PACKING_ROUNDS", "PACKING_SECONDS", "TWO_STAGE_MIN_JOBS", "exact", "solve_highs"]
+
+#: Jobs (that can meet a deadline) from which ``exact`` solves in two stages.
+#: Measured (CPU ms, mean of 8 seeds, docs/lease.md): j6 17 vs 12 whole,
+#: c1-j10 195 vs 165, c2-j12 302 vs 214, c4-j24 362 vs 528, c16-j60 654 vs
+#: 1392; on small clusters the jobs are large against M and the first
+#: choices of levels often do not pack (4 of 8 at j6 and c1-j10).
+TWO_STAGE_MIN_JOBS = 20
+#: Choices of levels tried (each unpackable one cut off) before the whole MILP runs.
+PACKING_ROUNDS = 10
+#: Seconds a packing may take (or a quarter of the time left, if more) before
+#: the whole MILP takes over: proving a choice unpackable took 1-12 s on
+#: synth-p4-6 (generate_lease(120, 200, 6, pressure=4)).
+PACKING_SECONDS = 2.0
 
 
 def _milp(
-    model: Model, time_limit: float, relax: bool
+    model: Model,
+    time_limit: float,
+    integral: NDArray[np.int_],
+    lower: NDArray[np.float64] | None = None,
+    *,
+    presolve: bool = False,
 ) -> tuple[Status, NDArray[np.float64] | None, float | None]:
-    """HiGHS through scipy with presolve off: (status, x, bound in the maximization sense).
+    """HiGHS through scipy: (status, x, bound in the maximization sense).
 
-    :func:`scheduling_opt.exact.solve_milp` keeps HiGHS' presolve on, and on
-    this model (scipy 1.17.1's HiGHS) presolve once cut off the optimum: on
-    ``generate("c1-j8", 424)`` it proved 500 "optimal" while CBC, CP-SAT and
-    HiGHS without presolve all find 520. Without presolve HiGHS agreed with
-    the independent model on every instance tried (docs/lease.md); it costs
-    up to 2-4x on the hardest C120 instances. The statuses are mapped as
-    ``solve_milp`` maps them; for an LP (``relax``) the bound is its optimum.
+    ``integral`` marks the integer columns (all zero: an LP, whose optimum is
+    the bound); ``lower`` overrides the lower bounds (0) to fix columns.
+    Presolve stays off for every proof: :func:`scheduling_opt.exact.solve_milp`
+    keeps HiGHS' presolve on, and on this model (scipy 1.17.1's HiGHS)
+    presolve once cut off the optimum: on ``generate("c1-j8", 424)`` it
+    proved 500 "optimal" while CBC, CP-SAT and HiGHS without presolve all
+    find 520. Without presolve HiGHS agreed with the independent model on
+    every instance tried (docs/lease.md). Only the packing stage turns it on:
+    its answer is verified independently (:func:`_packs`) and a wrong
+    "infeasible" merely sends the solve to the whole MILP. The statuses are
+    mapped as ``solve_milp`` maps them.
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_array
@@ -49,15 +104,16 @@ def _milp(
     options = {
         "time_limit": time_limit,
         "disp": False,
-        "presolve": False,
+        "presolve": presolve,
         "mip_rel_gap": MIP_REL_GAP,
     }
-    with stdout_to_stderr():
+    relax = not integral.any()
+    with _silenced() if lower is not None else stdout_to_stderr():
         res = milp(
             -model.c,
             constraints=[LinearConstraint(a, lo, hi)] if rows else [],
-            integrality=np.full(size, 0 if relax else 1, dtype=np.int_),
-            bounds=Bounds(np.zeros(size), model.ub),
+            integrality=integral,
+            bounds=Bounds(np.zeros(size) if lower is None else lower, model.ub),
             options=options,
         )
     if res.status == 2:
@@ -71,22 +127,194 @@ def _milp(
     return status, x, bound
 
 
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """File descriptor 1 to the null device for the duration.
+
+    HiGHS (scipy 1.17.1) prints a debug line to stdout
+    (``HighsMipSolverData::transformNewIntegerFeasibleSolution``) on models
+    with fixed columns and presolve off: the packing runs, which print
+    nothing else of use.
+    """
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no usable fd 1 (embedded interpreters)
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
+def _packs(inp: LeaseInput, schedule: Schedule) -> bool:
+    """Whether ``schedule`` is a valid packing: RL_i distinct terms before the level, <= M."""
+    for job, pos, held in zip(inp.lease_jobs, schedule.levels, schedule.terms, strict=True):
+        if pos is None:
+            continue
+        if len(set(held)) != job.terms or min(held) < 0 or max(held) >= job.levels[pos].due:
+            return False
+    return bool((load_of(inp, schedule.terms) <= inp.capacity).all())
+
+
+def _pack(
+    inp: LeaseInput, model: Model, x: NDArray[np.float64], limit: float, *, presolve: bool
+) -> tuple[Schedule | None, Status]:
+    """Integral terms for the levels of ``x``: (verified schedule or None, HiGHS' status).
+
+    With ``presolve`` (fast) an "infeasible" is only a lead: the caller
+    confirms it without presolve (``presolve=False``) before it may lower a
+    bound, because the scipy 1.17.1 HiGHS presolve once cut off an optimum.
+    A schedule is re-verified by :func:`_packs` either way.
+    """
+    fixed = np.zeros(model.lay.size)
+    upper = model.ub.copy()
+    for s in model.lay.s:
+        for v in s:
+            fixed[v] = upper[v] = round(float(x[v]))
+    packing = Model(model.blocks, model.lay, model.rows, model.c, upper)
+    ones = np.ones(model.lay.size, dtype=np.int_)
+    status, y, _ = _milp(packing, limit, ones, fixed, presolve=presolve)
+    if status is Status.OPTIMAL and y is not None:
+        schedule = model.schedule(inp, list(y))
+        if _packs(inp, schedule):
+            return schedule, status
+        return None, Status.TIME_LIMIT  # not verified: proves nothing
+    return None, status
+
+
+def _no_good(model: Model, x: NDArray[np.float64]) -> Row:
+    """Cut off the chosen levels and every choice that contains them or tighter ones.
+
+    If the chosen (job, level) pairs cannot be packed, neither can any choice
+    giving each of those jobs the same or an earlier deadline (its windows
+    are shorter) plus other jobs: sum_{(i,p) chosen} sum_{p' <= p} s[i,p'] <= n - 1.
+    """
+    cols: list[int] = []
+    chosen = 0
+    for s in model.lay.s:
+        for p, v in enumerate(s):
+            if x[v] > 0.5:
+                cols.extend(s[: p + 1])
+                chosen += 1
+    return (cols, [1.0] * len(cols), -float("inf"), float(chosen - 1))
+
+
+def _two_stage(inp: LeaseInput, model: Model, config: ModelConfig, limit: float) -> ExactOutcome:
+    """Levels under the energy rows (a relaxation: the bound), then their integral packing.
+
+    A choice of levels that does not pack is cut off (:func:`_no_good`) and
+    the levels solved again, at most :data:`PACKING_ROUNDS` times. The first
+    round's bound needs no cut; a packing that reaches it is proven at once.
+    A later round's bound holds only if its cuts removed unpackable choices,
+    so the presolved "infeasible" verdicts behind them are confirmed without
+    presolve before such a bound is used.
+    """
+    start = time.perf_counter()
+
+    def left() -> float:
+        return limit - (time.perf_counter() - start)
+
+    relaxed = build_levels(inp, config)
+    levels = np.zeros(model.lay.size, dtype=np.int_)
+    levels[[v for s in model.lay.s for v in s]] = 1
+    cuts: list[Row] = []
+    unconfirmed: list[NDArray[np.float64]] = []  # choices behind cuts, presolve's word only
+    first: float | None = None
+    bound: float | None = None
+    for _ in range(PACKING_ROUNDS):
+        if left() <= 0:
+            break
+        stage = Model(relaxed.blocks, relaxed.lay, relaxed.rows + cuts, relaxed.c, relaxed.ub)
+        status, x, found = _milp(stage, left(), levels)
+        if status is Status.INFEASIBLE:
+            if cuts and not _confirm(inp, model, unconfirmed, left()):
+                break
+            message = "no choice of levels packs" if cuts else ""
+            return ExactOutcome(Status.INFEASIBLE, None, None, message)
+        if status is not Status.OPTIMAL or x is None:
+            if unconfirmed or found is None:
+                return ExactOutcome(status, None, first)
+            return ExactOutcome(status, None, found)
+        bound = found
+        first = found if first is None else first
+        # A packing that is slow to decide hands over to the whole MILP early.
+        share = min(left(), max(PACKING_SECONDS, 0.25 * left()))
+        schedule, verdict = _pack(inp, model, x, share, presolve=True)
+        if schedule is not None:
+            reward = schedule.reward(inp)
+            proven = first if unconfirmed else bound
+            if proven is not None and reward < proven - 1e-6 * max(1.0, abs(proven)):
+                if not _confirm(inp, model, unconfirmed, left()):
+                    break
+                unconfirmed.clear()
+                proven = bound
+            if proven is None or reward >= proven - 1e-6 * max(1.0, abs(proven)):
+                message = f"levels packed after {len(cuts)} cut(s)" if cuts else ""
+                return ExactOutcome(Status.OPTIMAL, schedule, proven, message)
+            break
+        if verdict is not Status.INFEASIBLE:
+            break
+        cuts.append(_no_good(model, x))
+        unconfirmed.append(x)
+    if unconfirmed:
+        bound = first
+    if left() <= 0:
+        return ExactOutcome(Status.TIME_LIMIT, None, bound, "levels found; packing timed out")
+    whole = _one_stage(inp, model, left())
+    capped = (
+        bound if whole.bound is None else whole.bound if bound is None else min(whole.bound, bound)
+    )
+    return ExactOutcome(whole.status, whole.schedule, capped, "levels did not pack: whole MILP")
+
+
+def _confirm(
+    inp: LeaseInput, model: Model, choices: list[NDArray[np.float64]], limit: float
+) -> bool:
+    """Whether HiGHS without presolve proves every choice unpackable within ``limit``."""
+    start = time.perf_counter()
+    for x in choices:
+        left = limit - (time.perf_counter() - start)
+        if left <= 0 or _pack(inp, model, x, left, presolve=False)[1] is not Status.INFEASIBLE:
+            return False
+    return True
+
+
+def _one_stage(inp: LeaseInput, model: Model, limit: float) -> ExactOutcome:
+    """The whole MILP at once (every column integral)."""
+    status, x, bound = _milp(model, limit, np.ones(model.lay.size, dtype=np.int_))
+    schedule = None if x is None else model.schedule(inp, list(x))
+    return ExactOutcome(status, schedule, bound)
+
+
 def solve_highs(
-    inp: LeaseInput, config: ModelConfig, time_limit: float, *, relax: bool = False
+    inp: LeaseInput,
+    config: ModelConfig,
+    time_limit: float,
+    *,
+    relax: bool = False,
+    two_stage: bool = False,
 ) -> ExactOutcome:
     """Build the model and solve it on HiGHS; the bound is HiGHS' MIP dual bound.
 
     ``relax``: solve the LP relaxation instead (its optimum is the bound;
-    the fractional solution gives no schedule).
+    the fractional solution gives no schedule). ``two_stage``: levels first,
+    then their packing (the module docstring).
     """
     model = build(inp, config)
     if model.lay.size == 0:
         return ExactOutcome(Status.OPTIMAL, Schedule.empty(len(inp.jobs)), 0.0)
-    status, x, bound = _milp(model, time_limit, relax)
     if relax:
+        status, _, bound = _milp(model, time_limit, np.zeros(model.lay.size, dtype=np.int_))
         return ExactOutcome(status, None, bound if status is Status.OPTIMAL else None)
-    schedule = None if x is None else model.schedule(inp, list(x))
-    return ExactOutcome(status, schedule, bound)
+    if two_stage:
+        return _two_stage(inp, model, config, time_limit)
+    return _one_stage(inp, model, time_limit)
 
 
 def exact(
@@ -96,6 +324,7 @@ def exact(
     time_limit: float | None = None,
     hint: Hint | None = None,
     config: ModelConfig | None = None,
+    two_stage: bool | None = None,
 ) -> Solution[LeaseDecision]:
     """The reward-maximal selection, proven on HiGHS (``time_limit``: best incumbent and bound).
 
@@ -113,6 +342,11 @@ def exact(
         time limit.
     config : ModelConfig or None
         Formulation switches (docs/lease.md's study); None: the final model.
+    two_stage : bool or None
+        True: levels first (terms fractional), then their integral packing
+        (the module docstring); False: the whole MILP at once (the old
+        model, a cross-check); None: two stages from
+        :data:`TWO_STAGE_MIN_JOBS` jobs that can meet a deadline on.
 
     Returns
     -------
@@ -142,6 +376,11 @@ def exact(
     """
     cfg = config or ModelConfig()
     limit = time_limit_of(time_limit)
+    if two_stage is None:
+        two_stage = sum(1 for j in inp.lease_jobs if j.levels) >= TWO_STAGE_MIN_JOBS
     return run_exact(
-        inp, lambda _warm: solve_highs(inp, cfg, limit), hint, feasibility=cfg.feasibility
+        inp,
+        lambda _warm: solve_highs(inp, cfg, limit, two_stage=two_stage),
+        hint,
+        feasibility=cfg.feasibility,
     )

@@ -38,7 +38,7 @@ from scheduling_opt.lease.greedy import Hint, greedy_schedule, repair
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
 from scheduling_opt.solution import Solution, Status
 
-__all__ = ["ExactOutcome", "Model", "ModelConfig", "build", "model_size"]
+__all__ = ["ExactOutcome", "Model", "ModelConfig", "build", "build_levels", "model_size"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +215,60 @@ def build(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
     return Model(blocks, lay, _rows(inp, blocks, lay, config), c, ub)
 
 
+def _energy_rows(inp: LeaseInput, lay: Layout) -> list[Row]:
+    """Per t = 1..H: sum_{i,p} G_i max(0, RL_i - max(0, DL_p - t)) s[i,p] <= M t."""
+    rows: list[Row] = []
+    inf = float("inf")
+    for t in range(1, inp.horizon + 1):
+        cols: list[int] = []
+        coefs: list[float] = []
+        for job, s in zip(inp.lease_jobs, lay.s, strict=True):
+            for lv, v in zip(job.levels, s, strict=True):
+                must = job.terms - max(0, lv.due - t)
+                if must > 0:
+                    cols.append(v)
+                    coefs.append(float(job.gpus * must))
+        if cols:
+            rows.append((cols, coefs, -inf, float(inp.capacity * t)))
+    return rows
+
+
+def build_levels(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
+    """The levels-only relaxation: s binary, no terms; columns as in :func:`build`.
+
+    It keeps the choice and symmetry rows and replaces terms and capacity by
+    one *energy* row per t = 1..H: the selected jobs' work that must fall
+    before t, sum G_i max(0, RL_i - max(0, DL_p - t)) s[i,p], fits in M t
+    GPU-terms. For fixed levels these rows hold exactly when the terms can be
+    held *fractionally* (y[i,k] in [0, 1], RL_i in total before DL, at most
+    M GPUs per term): that is a transportation problem (job i sends G_i RL_i
+    through arcs of capacity G_i to the terms before its deadline, each term
+    takes M), feasible iff every cut is at least the supply (max-flow
+    min-cut); since every job's window is a prefix [0, DL) of the terms, the
+    smallest cuts put a prefix [0, t) of the terms on the source side, and
+    their condition is the row of t. So this is a relaxation of the lease
+    problem (integral terms are fractional ones), whose optimum is an upper
+    bound, with H rows instead of O(N H) term columns. The y columns stay in
+    the layout (upper bound 0) so that solutions share :func:`build`'s indices.
+    O(N P H) to build.
+    """
+    blocks = make_blocks(inp, config.aggregate)
+    lay = _layout(inp, blocks)
+    full = _rows(inp, blocks, lay, config)
+    s_cols = {v for s in lay.s for v in s}
+    # Choice and symmetry rows are the ones over level columns only.
+    rows = [row for row in full if all(c in s_cols for c in row[0])]
+    rows += _energy_rows(inp, lay)
+    c = np.zeros(lay.size)
+    ub = np.zeros(lay.size)
+    for job, s in zip(inp.lease_jobs, lay.s, strict=True):
+        for lv, v in zip(job.levels, s, strict=True):
+            ub[v] = 1.0
+            if not config.feasibility:
+                c[v] = lv.reward
+    return Model(blocks, lay, rows, c, ub)
+
+
 def model_size(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> tuple[int, int]:
     """(variables, rows) of the model under ``config``.
 
@@ -282,7 +336,7 @@ def run_exact(
     out = solve(warm)
     bound = None if feasibility else out.bound
     if out.status is Status.OPTIMAL:
-        return finish(inp, out.schedule, Status.OPTIMAL, start, bound=bound)
+        return finish(inp, out.schedule, Status.OPTIMAL, start, bound=bound, message=out.message)
     if out.status is Status.INFEASIBLE:
         return finish(inp, None, Status.INFEASIBLE, start, message=out.message)
     fallback = best_of(inp, [out.schedule, warm, greedy_schedule(inp)])

@@ -319,7 +319,7 @@ PROBLEM: Problem[LeaseInput, LeaseDecision] = Problem(
     read=read,
     encode=encode,
     methods=(
-        Method("exact", exact, exact=True, summary="tightened MILP (HiGHS)"),
+        Method("exact", exact, exact=True, summary="tightened MILP, levels then packing (HiGHS)"),
         Method("exact-cpsat", exact_cpsat, exact=True, summary="same model on CP-SAT"),
         Method("exact-pulp", exact_pulp, exact=True, summary="paper's MILP, independent (CBC)"),
         Method("greedy", greedy, summary="best of 3 orders, as late as possible"),

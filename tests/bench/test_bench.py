@@ -162,18 +162,18 @@ def test_summary_math() -> None:
 
 def test_dominated_methods_are_marked_on_a_hand_made_table() -> None:
     # Size "s" (median ms, mean gap %):
-    #   exact (30, 0)   dp (2, 0)   greedy (1, 5)   slow-bad (50, 10)   tie (2, 0)
+    #   exact (300, 0)   dp (20, 0)   greedy (10, 5)   slow-bad (500, 10)   tie (20, 0)
     # dp and tie dominate exact (faster, same gap) and slow-bad; neither dominates
     # the other (equal on both); greedy is the fastest, so nothing dominates it.
     # Size "t": only two methods, a trade-off: neither is dominated.
     rows = [
-        _row("exact", True, 0.0, 0.030),
-        _row("exact", True, 0.0, 0.030),
-        _row("dp", True, 0.0, 0.002),
-        _row("greedy", False, 0.04, 0.001),
-        _row("greedy", False, 0.06, 0.001),
-        _row("slow-bad", False, 0.10, 0.050),
-        _row("tie", False, 0.0, 0.002),
+        _row("exact", True, 0.0, 0.300),
+        _row("exact", True, 0.0, 0.300),
+        _row("dp", True, 0.0, 0.020),
+        _row("greedy", False, 0.04, 0.010),
+        _row("greedy", False, 0.06, 0.010),
+        _row("slow-bad", False, 0.10, 0.500),
+        _row("tie", False, 0.0, 0.020),
         _row("fast", False, 0.2, 0.001, size="t"),
         _row("exact", True, 0.0, 1.0, size="t"),
     ]
@@ -188,8 +188,39 @@ def test_dominated_methods_are_marked_on_a_hand_made_table() -> None:
         ("t", "exact"): (),
     }
     table = format_table(summarize(rows), "p")
-    assert "| s | exact | 2 | 0 | 0.00 | 0.00 | - | 30.00 | 1.0x | - | dp, tie |" in table
-    assert "| s | greedy | 2 | 0 | 5.00 | 6.00 | - | 1.00 | 30.0x | - |  |" in table
+    assert "| s | exact | 2 | 0 | 0.00 | 0.00 | - | 300.00 | 1.0x | - | dp, tie |" in table
+    assert "| s | greedy | 2 | 0 | 5.00 | 6.00 | - | 10.00 | 30.0x | - |  |" in table
+
+
+def test_dominance_treats_times_within_the_tolerance_as_equal() -> None:
+    # Tolerance: max(10% of the slower median, 2 ms). Median ms and mean gap %:
+    #   exact (100, 0)   auto (108, 0): 8 ms apart <= 10.8 ms: equal times, equal
+    #     gaps -> neither dominates (without the tolerance exact dominated auto).
+    #   greedy (99, 1): 1 ms faster than exact, within the tolerance, and worse
+    #     -> dominated by exact and auto (auto: 9 ms slower <= 10.8 ms).
+    #   slow (125, 0): 17 ms slower than auto, beyond 12.5 ms -> dominated by both.
+    #   tiny-a (1, 3), tiny-b (2.9, 2) at size "u": 1.9 ms apart <= 2 ms floor:
+    #     equal times, tiny-b strictly better -> tiny-b dominates tiny-a.
+    #   tiny-c (5.5, 0): 3.5 ms slower than tiny-b (> 2 ms, > 0.55 ms) -> a trade-off.
+    rows = [
+        _row("exact", True, 0.0, 0.100),
+        _row("auto", True, 0.0, 0.108),
+        _row("greedy", False, 0.01, 0.099),
+        _row("slow", True, 0.0, 0.125),
+        _row("tiny-a", False, 0.03, 0.001, size="u"),
+        _row("tiny-b", False, 0.02, 0.0029, size="u"),
+        _row("tiny-c", False, 0.0, 0.0055, size="u"),
+    ]
+    marks = {(s.size, s.method): s.dominated_by for s in summarize(rows)}
+    assert marks == {
+        ("s", "exact"): (),
+        ("s", "auto"): (),
+        ("s", "greedy"): ("exact", "auto"),
+        ("s", "slow"): ("exact", "auto"),
+        ("u", "tiny-a"): ("tiny-b",),
+        ("u", "tiny-b"): (),
+        ("u", "tiny-c"): (),
+    }
 
 
 def test_a_method_with_failed_runs_dominates_none() -> None:
