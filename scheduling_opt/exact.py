@@ -10,8 +10,9 @@ Three runners, one per backend, each returning an outcome with a
   (and ``--json``) stays clean.
 - :func:`solve_cpsat`: OR-Tools CP-SAT, always with ``num_workers`` set
   (default 8: with one worker CP-SAT failed to prove in 120 s what its
-  portfolio proves in 0.3 s on this 2-core machine). ``FEASIBLE`` means
-  stopped before a proof and maps to ``time_limit``.
+  portfolio proves in 0.3 s on this 2-core machine) and, by default,
+  deterministic (``interleave_search``: same model and seed, same answer).
+  ``FEASIBLE`` means stopped before a proof and maps to ``time_limit``.
 - :func:`solve_pulp`: PuLP with its bundled CBC. Under a time limit PuLP's
   ``LpStatus`` says "Optimal" for a merely feasible answer; the runner reads
   ``sol_status`` instead.
@@ -108,6 +109,7 @@ def solve_milp(
     maximize: bool = False,
     mip_rel_gap: float = MIP_REL_GAP,
     started: float | None = None,
+    presolve: bool = True,
 ) -> MilpOutcome:
     """Minimize (or maximize) ``c @ x`` with ``scipy.optimize.milp`` (HiGHS).
 
@@ -116,6 +118,8 @@ def solve_milp(
     ``maximize``). ``started``: the ``time.perf_counter()`` at which the
     calling method started; HiGHS then gets what is left of ``time_limit``
     (``time_limit`` status without a solution when nothing is).
+    ``presolve``: HiGHS' presolve, which does not look at its clock in every
+    phase (its probing once took 0.8 s on a 264-binary knapsack).
     """
     from scipy.optimize import milp
 
@@ -130,7 +134,12 @@ def solve_milp(
             constraints=list(constraints),
             integrality=integrality,
             bounds=bounds,
-            options={"time_limit": limit, "disp": False, "mip_rel_gap": mip_rel_gap},
+            options={
+                "time_limit": limit,
+                "disp": False,
+                "mip_rel_gap": mip_rel_gap,
+                "presolve": presolve,
+            },
         )
     seconds = time.perf_counter() - start
     sign = -1.0 if maximize else 1.0
@@ -171,6 +180,7 @@ def solve_cpsat(
     num_workers: int = 8,
     seed: int = 0,
     started: float | None = None,
+    deterministic: bool = True,
 ) -> CpSatOutcome:
     """Solve a CP-SAT model with a time limit and an explicit worker count.
 
@@ -178,6 +188,16 @@ def solve_cpsat(
     ``UNKNOWN`` (stopped without one) -> time_limit; ``INFEASIBLE`` ->
     infeasible; ``MODEL_INVALID`` raises :class:`SolverError`.
     ``started``: as for :func:`solve_milp` (the model's building counts).
+
+    ``deterministic`` (the default): with more than one worker, CP-SAT's
+    ``interleave_search`` runs the portfolio's subsolvers in deterministic
+    batches (``interleave_batch_size`` 0: CP-SAT's default batch) and
+    synchronizes them between batches, so the same model and seed give the
+    same solution on every run, whatever the thread timing, unless the time
+    limit stops the search (issue 17: the racing portfolio returned a
+    different one of several optima on most runs with one seed). One worker
+    is deterministic by itself and is left as is. False races the workers
+    (OR-Tools' default): sometimes faster, any optimum.
     """
     from ortools.sat.python import cp_model
 
@@ -190,6 +210,7 @@ def solve_cpsat(
     solver.parameters.max_time_in_seconds = limit
     solver.parameters.num_workers = num_workers
     solver.parameters.random_seed = seed
+    solver.parameters.interleave_search = deterministic and num_workers > 1
     solver.parameters.log_search_progress = False
     start = time.perf_counter()
     with stdout_to_stderr():

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
+
 from scheduling_opt.errors import InvalidInstanceError
 
 T = TypeVar("T")
@@ -95,8 +97,24 @@ def join_path(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+def plain(value: object) -> object:
+    """A numpy scalar as the Python number it holds; anything else unchanged.
+
+    A scheduler passes whatever its state holds: ``numpy.int64(3)`` is
+    accepted wherever ``3`` is (and ``numpy.float64(2.5)`` wherever ``2.5``
+    is), one conversion at the boundary so that no numpy scalar reaches the
+    solvers' integer arithmetic (int64 wraps around silently).
+    """
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
 def read_int(value: object, path: str, minimum: int | None = None) -> int:
-    """An integer (not a boolean), at least ``minimum`` when given."""
+    """An integer (not a boolean; a numpy integer becomes an int), at least ``minimum`` when given."""
+    value = plain(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInstanceError(path, f"must be an integer, got {show(value)}")
     if abs(value) > MAX_INT:
@@ -107,7 +125,8 @@ def read_int(value: object, path: str, minimum: int | None = None) -> int:
 
 
 def read_number(value: object, path: str, minimum: float | None = None) -> float:
-    """A finite number (not a boolean), at least ``minimum`` when given."""
+    """A finite number (not a boolean; numpy scalars become Python ones), at least ``minimum``."""
+    value = plain(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInstanceError(path, f"must be a number, got {show(value)}")
     if isinstance(value, int) and abs(value) > MAX_NUMBER:

@@ -33,19 +33,25 @@ def _check_name(value: object, name: str) -> None:
         raise InvalidInstanceError(name, f"must be a non-empty string, got {value!r}")
 
 
-def _check_int(value: object, name: str, minimum: int) -> None:
-    # The file readers' rules (and bounds), so a Job built in code holds
-    # nothing an instance file would be refused for.
-    read_int(value, name, minimum)
+def _check_int(obj: object, name: str, minimum: int) -> None:
+    """The field ``name`` of ``obj`` by the file readers' rules, stored as a plain int.
+
+    The readers' rules (and bounds), so a Job built in code holds nothing an
+    instance file would be refused for; a numpy integer is accepted and
+    converted (issue 17 item 18).
+    """
+    object.__setattr__(obj, name, read_int(getattr(obj, name), name, minimum))
 
 
-def _check_real(value: object, name: str, *, positive: bool = False) -> None:
-    """A finite real number, >= 0 (or > 0 when ``positive``), within the file bounds."""
+def _check_real(obj: object, name: str, *, positive: bool = False) -> None:
+    """The field ``name``: a finite real >= 0 (> 0 when ``positive``), stored as a plain number."""
+    value = getattr(obj, name)
     number = read_number(value, name)
     if positive and number <= 0:
         raise InvalidInstanceError(name, f"must be > 0, got {value!r}")
     if number < 0:
         raise InvalidInstanceError(name, f"must be >= 0, got {value!r}")
+    object.__setattr__(obj, name, number)
 
 
 def _unique(names: Iterable[str], what: str) -> None:
@@ -66,8 +72,8 @@ class GpuType:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "name")
-        _check_real(self.compute, "compute", positive=True)
-        _check_real(self.memory_gb, "memory_gb", positive=True)
+        _check_real(self, "compute", positive=True)
+        _check_real(self, "memory_gb", positive=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +94,7 @@ class Server:
     def __post_init__(self) -> None:
         _check_name(self.id, "id")
         _check_name(self.gpu_type, "gpu_type")
-        _check_int(self.gpus, "gpus", 1)
+        _check_int(self, "gpus", 1)
         if self.pool not in POOLS:
             raise InvalidInstanceError("pool", f"must be one of {list(POOLS)}, got {self.pool!r}")
         if not isinstance(self.on_loan, bool):
@@ -172,8 +178,8 @@ class RewardStep:
     reward: float
 
     def __post_init__(self) -> None:
-        _check_real(self.time, "time")
-        _check_real(self.reward, "reward")
+        _check_real(self, "time")
+        _check_real(self, "reward")
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,10 +197,10 @@ class BatchInfo:
     processed_samples: int = 0
 
     def __post_init__(self) -> None:
-        _check_int(self.epoch_size, "epoch_size", 1)
-        _check_int(self.batch_limit, "batch_limit", 1)
-        _check_int(self.max_local_batch, "max_local_batch", 1)
-        _check_int(self.processed_samples, "processed_samples", 0)
+        _check_int(self, "epoch_size", 1)
+        _check_int(self, "batch_limit", 1)
+        _check_int(self, "max_local_batch", 1)
+        _check_int(self, "processed_samples", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,16 +229,16 @@ class Job:
 
     def __post_init__(self) -> None:
         _check_name(self.id, "id")
-        _check_int(self.min_workers, "min_workers", 1)
-        _check_int(self.max_workers, "max_workers", 1)
+        _check_int(self, "min_workers", 1)
+        _check_int(self, "max_workers", 1)
         if self.max_workers < self.min_workers:
             raise InvalidInstanceError(
                 "max_workers",
                 f"must be >= min_workers ({self.min_workers}), got {self.max_workers}",
             )
-        _check_real(self.duration, "duration", positive=True)
-        _check_int(self.gpus_per_worker, "gpus_per_worker", 1)
-        _check_real(self.submit_time, "submit_time")
+        _check_real(self, "duration", positive=True)
+        _check_int(self, "gpus_per_worker", 1)
+        _check_real(self, "submit_time")
         if self.gpu_type is not None:
             _check_name(self.gpu_type, "gpu_type")
         object.__setattr__(self, "deadlines", tuple(self.deadlines))
@@ -298,7 +304,7 @@ class PlacementRow:
     def __post_init__(self) -> None:
         _check_name(self.job, "job")
         _check_name(self.server, "server")
-        _check_int(self.workers, "workers", 1)
+        _check_int(self, "workers", 1)
 
 
 @dataclass(frozen=True, slots=True)

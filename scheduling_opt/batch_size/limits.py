@@ -18,10 +18,16 @@ from __future__ import annotations
 import math
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import plain, read_int, read_number
 
 
 def _clamp(value: int, cap: int | None) -> int:
     return max(1, value if cap is None else min(value, cap))
+
+
+def _limits(limit: object, cap: object) -> tuple[int, int | None]:
+    """R (>= 1) and the cap (None or >= 1) as plain ints: a limit of 0 or -1 is no limit."""
+    return read_int(limit, "limit", 1), None if cap is None else read_int(cap, "cap", 1)
 
 
 def start_limit(initial_batch: int, max_local_batch: int) -> int:
@@ -36,9 +42,9 @@ def start_limit(initial_batch: int, max_local_batch: int) -> int:
     ----------
     ONES (Bian et al., SC 2021), §3.3.2 (Start).
     """
-    if initial_batch < 1 or max_local_batch < 1:
-        raise InvalidInstanceError("batch", "batch sizes must be >= 1")
-    return min(initial_batch, max_local_batch)
+    return min(
+        read_int(initial_batch, "initial_batch", 1), read_int(max_local_batch, "max_local_batch", 1)
+    )
 
 
 def resume_limit(limit: int, rejected: bool) -> int:
@@ -53,6 +59,10 @@ def resume_limit(limit: int, rejected: bool) -> int:
     ----------
     ONES (Bian et al., SC 2021), §3.3.2 (Resume).
     """
+    limit, _ = _limits(limit, None)
+    rejected = plain(rejected)  # type: ignore[assignment]  # a numpy bool counts
+    if not isinstance(rejected, bool):
+        raise InvalidInstanceError("rejected", f"must be true or false, got {rejected!r}")
     return max(1, limit // 2) if rejected else limit
 
 
@@ -68,6 +78,7 @@ def scale_up(limit: int, cap: int | None = None) -> int:
     ----------
     ONES (Bian et al., SC 2021), §3.3.2 (Scale-up).
     """
+    limit, cap = _limits(limit, cap)
     return _clamp(2 * limit, cap)
 
 
@@ -91,8 +102,11 @@ def scale_down(limit: int, processed_time: float, sigma: float, cap: int | None 
     ----------
     ONES (Bian et al., SC 2021), §3.3.2 (Scale-down).
     """
-    if sigma < 0 or processed_time < 0 or not math.isfinite(sigma * processed_time):
-        raise InvalidInstanceError("sigma", "sigma and processed_time must be finite and >= 0")
+    limit, cap = _limits(limit, cap)
+    sigma = read_number(sigma, "sigma", 0.0)
+    processed_time = read_number(processed_time, "processed_time", 0.0)
+    if not math.isfinite(sigma * processed_time):
+        raise InvalidInstanceError("sigma", "sigma x processed_time must be finite")
     return _clamp(math.ceil(2 * limit / math.ceil(sigma * processed_time + 1)), cap)
 
 

@@ -67,8 +67,8 @@ class OnesConfig:
     greedy_start: bool = True
 
     def __post_init__(self) -> None:
-        read_int(self.population, "population", 2)
-        read_int(self.generations, "generations", 0)
+        object.__setattr__(self, "population", read_int(self.population, "population", 2))
+        object.__setattr__(self, "generations", read_int(self.generations, "generations", 0))
         if self.population > MAX_POPULATION:
             raise InvalidInstanceError(
                 "population", f"must be <= {MAX_POPULATION}, got {self.population}"
@@ -80,6 +80,7 @@ class OnesConfig:
         rate = read_number(self.mutation_rate, "mutation_rate", 0.0)
         if rate > 1:
             raise InvalidInstanceError("mutation_rate", f"must be <= 1, got {rate!r}")
+        object.__setattr__(self, "mutation_rate", rate)
         for name in ("sample_progress", "greedy_start"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInstanceError(name, "must be true or false")
@@ -103,8 +104,10 @@ class JobState:
     warmup: bool = False
 
     def __post_init__(self) -> None:
-        read_number(self.beta, "beta")
-        read_number(self.processed_time, "processed_time", 0.0)
+        object.__setattr__(self, "beta", read_number(self.beta, "beta"))
+        object.__setattr__(
+            self, "processed_time", read_number(self.processed_time, "processed_time", 0.0)
+        )
         if not isinstance(self.warmup, bool):
             raise InvalidInstanceError("warmup", "must be true or false")
         if self.throughput is not None and not callable(

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import read_int, read_number
 
 FloatArray = NDArray[np.float64]
 
@@ -188,7 +189,8 @@ def job_points(
     Raises
     ------
     InvalidInstanceError
-        ``total <= 0`` or a row count mismatch.
+        ``total <= 0``, ``epoch_size < 1``, a row count mismatch, or a NaN,
+        infinite or negative value.
 
     Examples
     --------
@@ -202,8 +204,13 @@ def job_points(
     """
     x = np.atleast_2d(np.asarray(features, dtype=np.float64))
     p = np.asarray(processed, dtype=np.float64).reshape(-1)
+    epoch_size = read_int(epoch_size, "epoch_size", 1)
+    total = read_number(total, "total")
     if total <= 0 or len(p) != len(x):
         raise InvalidInstanceError("points", "need total > 0 and one feature row per log point")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(p)) and np.all(p >= 0)):
+        # A NaN row would silently poison every later fit of the progress model.
+        raise InvalidInstanceError("points", "features must be finite, processed finite and >= 0")
     return x, alpha_of(p, epoch_size), np.clip(p / total, EPS, 1.0 - EPS)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from scheduling_opt.jsonpath import read_int
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
 from scheduling_opt.solution import Solution, Status
 
@@ -146,8 +147,8 @@ def hint_terms(
 
     Raises
     ------
-    ValueError
-        When a term is not an integer.
+    InvalidInstanceError
+        When ``elapsed`` or a term is not an integer >= 0 (``terms.<job>[i]``).
 
     Examples
     --------
@@ -159,9 +160,12 @@ def hint_terms(
     Chronus (SoCC '21) §3.3.4 (one MILP per scheduling cycle).
     """
     raw = source.terms if isinstance(source, LeaseDecision) else source
-    return {
-        str(job): [int(k) - elapsed for k in held if int(k) >= elapsed] for job, held in raw.items()
-    }
+    elapsed = read_int(elapsed, "elapsed", 0)
+    out: dict[str, list[int]] = {}
+    for job, held in raw.items():
+        terms = [read_int(k, f"terms.{job}[{i}]", 0) for i, k in enumerate(held)]
+        out[str(job)] = [k - elapsed for k in terms if k >= elapsed]
+    return out
 
 
 def fit(

@@ -208,13 +208,13 @@ class LeaseInput:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
-        read_int(self.capacity, "capacity", 0)
+        object.__setattr__(self, "capacity", read_int(self.capacity, "capacity", 0))
         length = read_number(self.lease_length, "lease_length")
         if not length > 0:
             raise InvalidInstanceError("lease_length", f"must be > 0 seconds, got {length!r}")
         object.__setattr__(self, "lease_length", float(length))
         if self.max_terms is not None:
-            read_int(self.max_terms, "max_terms", 1)
+            object.__setattr__(self, "max_terms", read_int(self.max_terms, "max_terms", 1))
         for name in ("require_all", "round_up"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInstanceError(name, f"must be a bool, got {getattr(self, name)!r}")

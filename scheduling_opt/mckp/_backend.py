@@ -54,6 +54,6 @@ def from_backend(
 
 
 def empty(inp: Mckp, start: float) -> Solution[MckpDecision]:
-    """The optimal answer of an instance with no item at all."""
+    """The optimal answer when no item can be in any optimal solution (or there is none)."""
     decision = decision_of(inp, [None] * inp.n_groups)
     return Solution(Status.OPTIMAL, decision.value, decision, seconds=time.perf_counter() - start)

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from scheduling_opt import exact as backends
+from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.mckp._backend import empty, from_backend
 from scheduling_opt.mckp.model import FloatArray, Mckp, MckpDecision
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
@@ -34,6 +35,11 @@ def value_scale(values: FloatArray) -> tuple[int, bool]:
     (int, bool)
         The scale and whether scaling loses nothing.
 
+    Raises
+    ------
+    InvalidInstanceError
+        A NaN or infinite value (no scale makes it an integer).
+
     Examples
     --------
     >>> import numpy as np
@@ -46,6 +52,9 @@ def value_scale(values: FloatArray) -> tuple[int, bool]:
     ----------
     OR-Tools CP-SAT documentation (integer coefficients only).
     """
+    values = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(values)):
+        raise InvalidInstanceError("values", "must be finite numbers")
     bound = float(np.abs(values).sum()) if len(values) else 0.0
     for digits in range(7):
         scale = 10**digits

@@ -29,7 +29,10 @@ going to one server are placed at once. Servers sit in buckets keyed by
 (group, GPU type, empty or not, free GPUs), each a lazy heap of server
 indices, with a bitmask of the non-empty free levels: a lookup is a few bit
 operations. Complexity O(J log J + P (C + log S)) for J jobs, P placement
-rows produced, S servers and C = groups x types.
+rows produced, S servers and C = groups x types, plus O(C L) memory and
+O(J L) time for L = the largest server's GPUs (the free levels): servers of
+more than :data:`MAX_SERVER_GPUS` GPUs are refused up front (a 10^6-GPU
+server took 7 s and 1 GB; 10^9 exhausted the machine).
 """
 
 from __future__ import annotations
@@ -38,11 +41,16 @@ import heapq
 import time
 from collections.abc import Sequence
 
+from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
 from scheduling_opt.solution import Seed, Solution
 
 TRAIN, LOAN_FREE, LOAN_BASE, LOAN_FLEX = range(4)
+
+#: Largest server (GPUs) the free-level buckets are built for: 16 buckets of
+#: that many levels each stay a few MB.
+MAX_SERVER_GPUS = 4096
 _N_GROUPS = 4
 
 #: Groups tried in order by each kind of worker.
@@ -55,8 +63,15 @@ class _Servers:
     """Free GPUs and group of every server, bucketed for best-fit lookups."""
 
     def __init__(self, inp: PlacementInput) -> None:
+        largest = max(inp.cap, default=0)
+        if largest > MAX_SERVER_GPUS:
+            raise InstanceTooLargeError(
+                "cluster.servers",
+                f"a server of {largest} GPUs; bfd handles servers of at most "
+                f"{MAX_SERVER_GPUS} GPUs (its best-fit buckets grow with the largest server)",
+            )
         self.n_types = inp.n_types
-        self.levels = max(inp.cap, default=0) + 1
+        self.levels = largest + 1
         self.free = list(inp.free)
         self.group = [
             (LOAN_BASE if busy else LOAN_FREE) if loan else TRAIN
@@ -182,6 +197,11 @@ def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
         Per job (input order) its ``(server index, workers)`` pairs, None if
         its workers do not all fit (all-or-nothing).
 
+    Raises
+    ------
+    InstanceTooLargeError
+        A server of more than :data:`MAX_SERVER_GPUS` GPUs.
+
     Examples
     --------
     >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
@@ -233,6 +253,11 @@ def best_fit_decreasing(
     Solution[PlacementDecision]
         Status ``feasible``; ``objective`` the total reward RW; ``bound`` the
         fractional-knapsack upper bound (:func:`~scheduling_opt.placement.upper_bound`).
+
+    Raises
+    ------
+    InstanceTooLargeError
+        A server of more than :data:`MAX_SERVER_GPUS` GPUs.
 
     Examples
     --------

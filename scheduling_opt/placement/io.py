@@ -82,6 +82,8 @@ def read(instance: Instance) -> PlacementInput:
             search_space=search,
         )
     except InvalidInstanceError as e:
+        if e.path.startswith("jobs["):
+            raise  # a job no server can ever hold: already the file's path
         # The instance already holds valid jobs and placement: what is left is params.
         raise e.at("params") from None
 
@@ -139,8 +141,12 @@ def _earlier(rng: np.random.Generator, caps: list[int], target: float) -> list[d
     return jobs
 
 
-def _new_job(rng: np.random.Generator, k: int, hostile: float, has_loan: bool) -> Job:
-    gpus = int(rng.choice(HOSTILE if rng.random() < hostile else FRIENDLY))
+def _new_job(rng: np.random.Generator, k: int, hostile: float, has_loan: bool, total: int) -> Job:
+    # Only sizes the whole cluster can hold: a bigger job is refused as
+    # malformed (docs/architecture.md). Every size fits from 2 servers on, so
+    # the filter changes no generated instance there.
+    sizes = tuple(g for g in (HOSTILE if rng.random() < hostile else FRIENDLY) if g <= total)
+    gpus = int(rng.choice(sizes))
     gpw = 2 if gpus % 2 == 0 and rng.random() < 0.25 else 1
     n = gpus // gpw
     lo = max(1, n // 2) if n > 1 and rng.random() < 0.15 else n
@@ -207,7 +213,7 @@ def generate_placement(n_servers: int, seed: int, *, n_jobs: int | None = None) 
     new: list[Job] = []
     demand = 0
     while (n_jobs is None and demand < 0.9 * free) or (n_jobs is not None and len(new) < n_jobs):
-        job = _new_job(rng, len(new), hostile, n_loan > 0)
+        job = _new_job(rng, len(new), hostile, n_loan > 0, sum(caps))
         new.append(job)
         demand += job.max_gpus
     names = sorted(PROFILES)

@@ -41,6 +41,7 @@ import time
 from collections.abc import Sequence
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import plain
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.consolidation import consolidate_into, node_size_of
 from scheduling_opt.placement.improve import improve
@@ -179,7 +180,7 @@ def search_assign(
     ----------
     Chronus §3.4.2 (Algorithm 1), §5.3 (|S|).
     """
-    limit = inp.search_space if search_space is None else search_space
+    limit = inp.search_space if search_space is None else plain(search_space)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidInstanceError("search_space", f"must be an integer >= 1, got {limit!r}")
     free = list(inp.free)

@@ -139,9 +139,10 @@ class PlacementInput:
         placed = set(self.placement.jobs())
         model_of = check_models(self.models, by_id, self.speed)
         count_of = check_workers(self.workers, by_id, placed)
-        read_int(self.search_space, "search_space", 1)
+        search_space = read_int(self.search_space, "search_space", 1)
         set_ = object.__setattr__
         set_(self, "jobs", jobs)
+        set_(self, "search_space", search_space)
         set_(self, "workers", MappingProxyType(count_of))
         set_(self, "models", MappingProxyType(model_of))
         self._flatten([j for j in jobs if j.id not in placed], by_id, count_of, model_of)
@@ -165,6 +166,7 @@ class PlacementInput:
             t = -1 if job.gpu_type is None else type_index[job.gpu_type]
             elig = every if t < 0 else by_type[t]
             n = count_of.get(job.id, job.max_workers)
+            _check_fits(job, n, [servers[s] for s in elig], self.jobs)
             k = span_of(n, job.gpus_per_worker, [servers[s].gpus for s in elig])
             eligible.append(elig)
             job_type.append(t)
@@ -208,6 +210,13 @@ class PlacementInput:
         """Jobs to place."""
         return len(self.job_ids)
 
+    def job_index(self, j: object, name: str = "j") -> int:
+        """``j`` checked as an index of a job to place (numpy ints too; no wrap-around)."""
+        k = read_int(j, name, 0)
+        if k >= self.n_jobs:
+            raise InvalidInstanceError(name, f"job index {k} is not in 0..{self.n_jobs - 1}")
+        return k
+
     def gpus(self, j: int) -> int:
         """GPUs of job ``j``: workers times GPUs per worker."""
         return self.job_workers[j] * self.gpw[j]
@@ -223,6 +232,29 @@ class PlacementInput:
     def spans(self, j: int) -> range:
         """The placement solutions A_j of job ``j``: its possible spans."""
         return range(self.k_star[j], self.max_span(j) + 1)
+
+
+def _check_fits(job: Job, n: int, servers: Sequence[Server], jobs: Sequence[Job]) -> None:
+    """Refuse a job whose ``n`` workers cannot fit even on its empty servers.
+
+    The library's one rule for a job bigger than the cluster (issue 17 item
+    16, docs/architecture.md): such a job is a malformed instance, refused
+    naming the job and the numbers, never silently left unplaced. A worker
+    needs all its GPUs on one server, so the servers of the job's GPU type
+    that training may use hold at most ``sum(cap // gpus_per_worker)`` of
+    its workers. O(servers).
+    """
+    gpw = job.gpus_per_worker
+    slots = sum(s.gpus // gpw for s in servers)
+    if n <= slots:
+        return
+    i = next(k for k, other in enumerate(jobs) if other.id == job.id)
+    kind = "" if job.gpu_type is None else f" of type {job.gpu_type!r}"
+    raise InvalidInstanceError(
+        f"jobs[{i}]",
+        f"job {job.id!r} needs {n * gpw} GPUs ({n} workers of {gpw}), more than the "
+        f"{slots * gpw} its {len(servers)} training servers{kind} can ever hold",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +310,49 @@ def total_rw(inp: PlacementInput, assign: Sequence[Assignment | None]) -> float:
     ----------
     Chronus §3.4.2, Eq. (7).
     """
+    check_assign(inp, assign)
+    return _reward(inp, assign)
+
+
+def _reward(inp: PlacementInput, assign: Sequence[Assignment | None]) -> float:
     return math.fsum(inp.rw[j][len(a)] for j, a in enumerate(assign) if a)
+
+
+def check_assign(inp: PlacementInput, assign: Sequence[Assignment | None]) -> None:
+    """The shape of a per-job assignment list from a caller, O(rows).
+
+    One entry per job to place, each None (unplaced) or ``(server index,
+    workers)`` pairs with distinct in-range servers, at least one worker each
+    and at most the job's widest span (a short list used to leave jobs out
+    silently, an index past the end raised IndexError; issue 17 item 18).
+    What the shape allows but the problem forbids (an over-full server, the
+    wrong worker count, a server of the wrong type) is the checker's to refuse.
+    """
+    if len(assign) != inp.n_jobs:
+        raise InvalidInstanceError(
+            "assign", f"must have one entry per job to place ({inp.n_jobs}), got {len(assign)}"
+        )
+    for j, a in enumerate(assign):
+        if not a:
+            continue
+        seen: set[int] = set()
+        for i, pair in enumerate(a):
+            where = f"assign[{j}][{i}]"
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise InvalidInstanceError(where, f"must be a (server, workers) pair, got {pair!r}")
+            server = read_int(pair[0], where, 0)
+            read_int(pair[1], where, 1)
+            if server >= inp.n_servers or server in seen:
+                raise InvalidInstanceError(
+                    where, f"server index {server} is repeated or not in 0..{inp.n_servers - 1}"
+                )
+            seen.add(server)
+        if len(a) >= len(inp.rw[j]):
+            raise InvalidInstanceError(
+                f"assign[{j}]",
+                f"job {inp.job_ids[j]!r} spans {len(a)} servers, more than its "
+                f"{len(inp.rw[j]) - 1} workers or eligible servers allow",
+            )
 
 
 def decide(inp: PlacementInput, assign: Sequence[Assignment | None]) -> PlacementDecision:
@@ -309,6 +383,7 @@ def decide(inp: PlacementInput, assign: Sequence[Assignment | None]) -> Placemen
     ----------
     Chronus §3.4.2, Eq. (7).
     """
+    check_assign(inp, assign)
     rows = tuple(
         (inp.job_ids[j], inp.server_ids[s], w)
         for j, a in enumerate(assign)
@@ -317,4 +392,4 @@ def decide(inp: PlacementInput, assign: Sequence[Assignment | None]) -> Placemen
     )
     unplaced = tuple(inp.job_ids[j] for j, a in enumerate(assign) if not a)
     spanned = sum(len(a) for a in assign if a)
-    return PlacementDecision(rows, unplaced, total_rw(inp, assign), spanned)
+    return PlacementDecision(rows, unplaced, _reward(inp, assign), spanned)

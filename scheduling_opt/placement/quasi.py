@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import plain
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
 from scheduling_opt.solution import Seed, Solution
@@ -36,7 +37,7 @@ def _check_rooms(rooms: Sequence[tuple[int, int]]) -> None:
     for i, pair in enumerate(rooms):
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise InvalidInstanceError(f"rooms[{i}]", f"must be a (room, server) pair: {pair!r}")
-        room = pair[0]
+        room = plain(pair[0])
         if isinstance(room, bool) or not isinstance(room, int) or room < 1:
             raise InvalidInstanceError(f"rooms[{i}]", f"room must be an integer >= 1: {room!r}")
         if room < last:
@@ -44,9 +45,11 @@ def _check_rooms(rooms: Sequence[tuple[int, int]]) -> None:
         last = room
 
 
-def _check_count(value: object, name: str) -> None:
+def _check_count(value: object, name: str) -> int:
+    value = plain(value)  # a numpy integer counts as an int
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInstanceError(name, f"must be an integer >= 1, got {value!r}")
+    return value
 
 
 def _smallest_span(rooms: Sequence[tuple[int, int]], n: int) -> int:
@@ -88,7 +91,7 @@ def smallest_span(rooms: Sequence[tuple[int, int]], n: int) -> int:
     Chronus §3.4.2 (quasi-consolidation).
     """
     _check_rooms(rooms)
-    _check_count(n, "n")
+    n = _check_count(n, "n")
     return _smallest_span(rooms, n)
 
 
@@ -147,8 +150,8 @@ def place_span(rooms: Sequence[tuple[int, int]], n: int, k: int) -> Assignment |
     Chronus §3.4.2 (placement solutions A_i).
     """
     _check_rooms(rooms)
-    _check_count(n, "n")
-    _check_count(k, "k")
+    n = _check_count(n, "n")
+    k = _check_count(k, "k")
     return _place_span(rooms, n, k)
 
 
@@ -178,6 +181,7 @@ def potential(inp: PlacementInput, j: int) -> float:
     ----------
     Chronus §3.4.2, Eq. (8).
     """
+    j = inp.job_index(j)
     values = [inp.rw[j][k] for k in inp.spans(j)]
     return max(values) - min(values) if values else 0.0
 

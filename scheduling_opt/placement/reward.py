@@ -10,11 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import plain
 from scheduling_opt.scaling import SpeedModel
 
 
 def _positive_int(value: object, name: str) -> int:
+    value = plain(value)  # a numpy integer counts as an int
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInstanceError(name, f"must be an integer >= 1, got {value!r}")
     return value
@@ -54,13 +58,13 @@ def consolidated_span(workers: int, gpw: int, caps: Sequence[int]) -> int:
     ----------
     Chronus §3.4.2 (consolidated placement, Eq. 7).
     """
-    _positive_int(workers, "workers")
-    _positive_int(gpw, "gpw")
+    workers = _positive_int(workers, "workers")
+    gpw = _positive_int(gpw, "gpw")
+    if isinstance(caps, np.ndarray):
+        caps = caps.tolist()  # a float array stays refused below: capacities are counts
     if isinstance(caps, (str, bytes)) or not isinstance(caps, Sequence) or not caps:
         raise InvalidInstanceError("caps", f"must list at least one server capacity, got {caps!r}")
-    for i, c in enumerate(caps):
-        _positive_int(c, f"caps[{i}]")
-    return span_of(workers, gpw, caps)
+    return span_of(workers, gpw, [_positive_int(c, f"caps[{i}]") for i, c in enumerate(caps)])
 
 
 def span_of(workers: int, gpw: int, caps: Sequence[int]) -> int:
@@ -108,7 +112,10 @@ def reward_table(
     ----------
     Chronus §3.4.2, Eq. (7).
     """
-    last = workers if max_span is None else max_span
+    workers = _positive_int(workers, "workers")
+    gpw = _positive_int(gpw, "gpw")
+    k_star = _positive_int(k_star, "k_star")
+    last = workers if max_span is None else _positive_int(max_span, "max_span")
     gpus = workers * gpw
     if k_star > last:
         return (0.0,) * (last + 1)

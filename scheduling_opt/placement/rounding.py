@@ -21,9 +21,11 @@ import math
 from collections.abc import Sequence
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import plain
 
 
 def _check_size(value: object, name: str) -> int:
+    value = plain(value)  # a numpy integer counts as an int
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInstanceError(name, f"must be an integer >= 1, got {value!r}")
     return value
@@ -56,7 +58,7 @@ def largest_part(node_size: int) -> int:
     ----------
     Chronus §3.4.1 (a 6-GPU node is 4 + 2).
     """
-    _check_size(node_size, "node_size")
+    node_size = _check_size(node_size, "node_size")
     return 1 << (node_size.bit_length() - 1)
 
 
@@ -87,7 +89,7 @@ def node_parts(node_size: int) -> tuple[int, ...]:
     ----------
     Chronus §3.4.1.
     """
-    _check_size(node_size, "node_size")
+    node_size = _check_size(node_size, "node_size")
     return tuple(1 << b for b in reversed(range(node_size.bit_length())) if node_size >> b & 1)
 
 
@@ -123,7 +125,7 @@ def round_up(gpus: int, node_size: int = 8) -> int:
     ----------
     Chronus §3.4.1 (RoundUp).
     """
-    _check_size(gpus, "gpus")
+    gpus = _check_size(gpus, "gpus")
     power = 1 << (gpus - 1).bit_length()
     if power <= largest_part(node_size):
         return power
@@ -233,6 +235,7 @@ def fits_rounded(demands: Sequence[int], free_nodes: int, node_size: int = 8) ->
     ----------
     Chronus §3.4.1, Proposition 1.
     """
+    free_nodes = plain(free_nodes)  # type: ignore[assignment]  # numpy integers count
     if isinstance(free_nodes, bool) or not isinstance(free_nodes, int) or free_nodes < 0:
         raise InvalidInstanceError("free_nodes", f"must be an integer >= 0, got {free_nodes!r}")
     rounded = [round_up(g, node_size) for g in demands]
@@ -296,7 +299,7 @@ def buddy_pack(
     ----------
     Chronus §3.4.1, proof of Proposition 1.
     """
-    _check_size(node_size, "node_size")
+    node_size = _check_size(node_size, "node_size")
     for i, r in enumerate(rounded):
         _check_size(r, f"rounded[{i}]")
     for i, a in enumerate(avail):

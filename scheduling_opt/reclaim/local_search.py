@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from scheduling_opt.jsonpath import read_int
 from scheduling_opt.reclaim.model import ReclaimInput
 
 #: Annealing proposals per on-loan server in one run (100: 2.1% mean gap at
@@ -66,10 +67,15 @@ def _best_swap(inp: ReclaimInput, chosen: set[int], lost: list[int]) -> tuple[in
 
 
 def swap_search(inp: ReclaimInput, start: Sequence[int], max_moves: int | None = None) -> list[int]:
-    """Best-improvement 1-1 swap local search from ``start``; never worse, sorted."""
-    chosen = set(start)
-    lost = inp.lost_workers(start)
-    limit = 4 * inp.n_servers if max_moves is None else max_moves
+    """Best-improvement 1-1 swap local search from ``start``; never worse, sorted.
+
+    ``start``: N_R distinct server indices; ``max_moves``: swaps at most
+    (default 4 x servers). Bad arguments raise ``InvalidInstanceError``.
+    """
+    first = inp.chosen_indices(start, "start")
+    chosen = set(first)
+    lost = inp.lost_workers(first)
+    limit = 4 * inp.n_servers if max_moves is None else read_int(max_moves, "max_moves", 0)
     for _ in range(limit):
         delta, r, a = _best_swap(inp, chosen, lost)
         if delta >= 0:

@@ -166,7 +166,7 @@ class ReclaimInput:
         by_id = index_jobs(self.cluster, jobs)
         _check_placement(self.cluster, by_id, self.placement)
         on_loan = self.cluster.on_loan_servers()
-        read_int(self.n_reclaim, "n_reclaim", 0)
+        object.__setattr__(self, "n_reclaim", read_int(self.n_reclaim, "n_reclaim", 0))
         if self.n_reclaim > len(on_loan):
             raise InvalidInstanceError(
                 "n_reclaim",
@@ -215,6 +215,31 @@ class ReclaimInput:
     def n_servers(self) -> int:
         """Number of on-loan servers (the candidates)."""
         return len(self.server_ids)
+
+    def chosen_indices(self, chosen: Iterable[object], name: str = "chosen") -> list[int]:
+        """``chosen`` checked as a returned set: N_R distinct server indices (numpy ints too).
+
+        For the public functions that take server indices from a caller (a
+        repeated or out-of-range index used to shrink the set or wrap around
+        silently, issue 17 item 18); errors name ``name[i]``. O(N_R).
+        """
+        out: list[int] = []
+        seen: set[int] = set()
+        for i, raw in enumerate(chosen):
+            s = read_int(raw, f"{name}[{i}]", 0)
+            if s >= self.n_servers:
+                raise InvalidInstanceError(
+                    f"{name}[{i}]", f"server index {s} is not in 0..{self.n_servers - 1}"
+                )
+            if s in seen:
+                raise InvalidInstanceError(f"{name}[{i}]", f"server index {s} is repeated")
+            seen.add(s)
+            out.append(s)
+        if len(out) != self.n_reclaim:
+            raise InvalidInstanceError(
+                name, f"must hold n_reclaim = {self.n_reclaim} servers, got {len(out)}"
+            )
+        return out
 
     @property
     def n_jobs(self) -> int:

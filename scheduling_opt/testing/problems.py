@@ -25,7 +25,7 @@ from scheduling_opt.reclaim import ReclaimInput
 from scheduling_opt.testing.documents import to_instance
 from scheduling_opt.testing.knapsack import mckp_inputs, memory_split_inputs
 from scheduling_opt.testing.model import clusters
-from scheduling_opt.testing.workload import jobs, placements, reward_steps
+from scheduling_opt.testing.workload import fitting_jobs, jobs, placements, reward_steps
 
 __all__ = [
     "PROBLEMS",
@@ -108,8 +108,11 @@ def _placement_inputs(
     max_workers: int = 4,
 ) -> PlacementInput:
     cluster = draw(clusters(max_servers=max_servers, max_gpus=max_gpus))
-    job_list = draw(
-        jobs(cluster, max_jobs=max_jobs, max_workers=max_workers, deadlines=False, batch=False)
+    job_list = fitting_jobs(
+        cluster,
+        draw(
+            jobs(cluster, max_jobs=max_jobs, max_workers=max_workers, deadlines=False, batch=False)
+        ),
     )
     running = draw(placements(cluster, job_list[: draw(st.integers(0, len(job_list)))]))
     workers = {}

@@ -25,6 +25,7 @@ from scheduling_opt.model import (
     RewardStep,
     Server,
 )
+from scheduling_opt.testing.workload import fitting_jobs
 
 __all__ = [
     "TWO_TYPES",
@@ -133,7 +134,8 @@ def pooled_placement_instances(draw: st.DrawFn) -> Instance:
         lo = draw(st.integers(1, hi))
         bound = draw(st.sampled_from([None, "V100", "T4"]))
         jobs.append(Job(f"j{i}", lo, hi, 60.0, gpw, gpu_type=bound))
-    return Instance("placement", Cluster(TWO_TYPES, tuple(servers)), tuple(jobs))
+    cluster = Cluster(TWO_TYPES, tuple(servers))
+    return Instance("placement", cluster, fitting_jobs(cluster, jobs))
 
 
 @st.composite
@@ -173,11 +175,13 @@ def tiny_placement_instances(draw: st.DrawFn) -> Instance:
         )
         for i in range(draw(st.integers(1, 3)))
     ]
+    cluster = Cluster(TWO_TYPES, servers)
+    jobs = list(fitting_jobs(cluster, jobs))
     rows = []
     if draw(st.booleans()):
         jobs.append(Job("old", 1, 1, 60.0))
         rows.append(PlacementRow("old", servers[0].id, 1))
-    return Instance("placement", Cluster(TWO_TYPES, servers), tuple(jobs), Placement(tuple(rows)))
+    return Instance("placement", cluster, tuple(jobs), Placement(tuple(rows)))
 
 
 @st.composite

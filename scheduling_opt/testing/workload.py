@@ -26,7 +26,7 @@ from scheduling_opt.model import (
     RewardStep,
 )
 
-__all__ = ["batch_infos", "free_gpus", "jobs", "placements", "reward_steps"]
+__all__ = ["batch_infos", "fitting_jobs", "free_gpus", "jobs", "placements", "reward_steps"]
 
 
 @st.composite
@@ -218,6 +218,54 @@ gpu_type=None, deadlines=(), job_class=None, tenant=None, batch=None),)
         else draw(st.lists(ids, min_size=len(drawn), max_size=len(drawn), unique=True))
     )
     out = [replace(job, id=job_id) for job, job_id in zip(drawn, job_ids, strict=True)]
+    return tuple(out)
+
+
+def fitting_jobs(cluster: Cluster, job_list: Sequence[Job]) -> tuple[Job, ...]:
+    """``job_list`` cut down so that every job fits the empty cluster (the placement rule).
+
+    A job no server can ever hold is refused as malformed (docs/architecture.md),
+    so placement strategies repair their drawn jobs: a job whose GPU type no
+    training-usable server has loses its binding, then a worker no server can
+    hold gets one GPU, then ``max_workers`` (and ``min_workers``) drop to
+    the workers the servers of its type can hold; a job that still fits
+    nowhere (no training-usable server) is left out. O(jobs x servers).
+
+    Parameters
+    ----------
+    cluster : Cluster
+    job_list : sequence of Job
+
+    Returns
+    -------
+    tuple of Job
+        The repaired jobs, in order.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import GpuType, Server
+    >>> c = Cluster((GpuType("V100"), GpuType("T4")), (Server("s0", "V100", 4),))
+    >>> [(j.id, j.min_workers, j.max_workers, j.gpus_per_worker, j.gpu_type)
+    ...  for j in fitting_jobs(c, [Job("a", 3, 6, 1.0, 2), Job("b", 1, 1, 1.0, 8, gpu_type="T4")])]
+    [('a', 2, 2, 2, None), ('b', 1, 1, 1, None)]
+    """
+    usable = [s for s in cluster.servers if s.usable_for_training]
+
+    def slots(job: Job) -> int:
+        return sum(s.gpus // job.gpus_per_worker for s in usable if job.fits(s))
+
+    out: list[Job] = []
+    for job in job_list:
+        if slots(job) == 0 and job.gpu_type is not None:
+            job = replace(job, gpu_type=None)
+        if slots(job) == 0 and job.gpus_per_worker > 1:
+            job = replace(job, gpus_per_worker=1)
+        room = slots(job)
+        if room == 0:
+            continue
+        if job.max_workers > room:
+            job = replace(job, min_workers=min(job.min_workers, room), max_workers=room)
+        out.append(job)
     return tuple(out)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduling_opt.errors import InvalidInstanceError, VerificationError
+from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError, VerificationError
 from scheduling_opt.io.instance import load
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.placement import (
@@ -127,15 +127,27 @@ def test_placed_job_cannot_get_a_worker_count() -> None:
 def test_huge_worker_count_costs_nothing() -> None:
     """Issue 17 item 7: a 10^9-worker job used to build a 10^9-entry reward table."""
     start = time.perf_counter()
-    inp = PlacementInput(nodes(4), [Job("big", 1, 10**9, 60.0), Job("a", 2, 2, 60.0)])
+    servers = (*nodes(3).servers, Server("huge", "V100", 10**9))
+    inp = PlacementInput(
+        Cluster(TYPES, servers), [Job("big", 1, 10**9, 60.0), Job("a", 2, 2, 60.0)]
+    )
     assert len(inp.rw[0]) == 5  # spans 0..4: one worker per server at most
-    for method in (*HEURISTICS, exact_cpsat, exact_cbc):
+    for method in (*HEURISTICS[1:], exact_cpsat, exact_cbc):
         sol = method(inp, time_limit=10)
         check(inp, sol)
         assert sol.decision is not None
-        assert sol.decision.unplaced == ("big",)
-        assert sol.objective == 2.0
+        assert sol.decision.unplaced == ()
+        # big alone on the huge server (span 1 = its consolidated span): 10^9 + 2.
+        assert sol.objective == 10**9 + 2
     assert time.perf_counter() - start < 10
+
+
+def test_bfd_refuses_a_server_beyond_its_buckets() -> None:
+    """bfd buckets servers by free GPUs: a 10^9-GPU server exhausted memory."""
+    servers = (Server("huge", "V100", 10**9),)
+    inp = PlacementInput(Cluster(TYPES, servers), [Job("a", 2, 2, 60.0)])
+    with pytest.raises(InstanceTooLargeError, match=r"^cluster\.servers: a server of 1000000000"):
+        best_fit_decreasing(inp)
 
 
 # --------------------------------------------------------------------------- solutions
@@ -189,9 +201,10 @@ def test_upper_bound_is_the_fractional_knapsack() -> None:
     # 8 free GPUs; a (8 GPUs, RW 8) and b (4 GPUs, RW 4): 1 RW per GPU -> 8.
     inp = PlacementInput(nodes(1), [Job("a", 8, 8, 60.0), Job("b", 4, 4, 60.0)])
     assert upper_bound(inp) == 8.0
-    # A job that fits nowhere earns nothing and does not count.
-    inp = PlacementInput(nodes(1), [Job("a", 1, 1, 60.0, 16), Job("b", 2, 2, 60.0)])
-    assert upper_bound(inp) == 2.0
+    # Only the GPUs left free count: 4 free, a and b both at 1 RW per GPU -> 4.
+    rows = Placement((PlacementRow("r", "n0", 4),))
+    jobs = [Job("r", 4, 4, 60.0), Job("a", 1, 1, 60.0, 8), Job("b", 2, 2, 60.0)]
+    assert upper_bound(PlacementInput(nodes(1), jobs, rows)) == 4.0
 
 
 @pytest.mark.parametrize(("size", "seed"), [("8", 1), ("16", 3), ("96", 1)])
@@ -244,10 +257,44 @@ def test_rw_scale_keeps_the_scaled_sum_small() -> None:
     assert 10**12 * scale < 2**50
 
 
+def test_integral_rewards_lose_nothing_to_rounding() -> None:
+    # Found by hypothesis: 0.5 / 10^9 per job made three jobs of reward 1 on
+    # one 1-GPU server only "feasible"; integral rewards round exactly.
+    inp = PlacementInput(nodes(1, 1), [Job(f"j{i}", 1, 1, 60.0) for i in range(3)])
+    sol = exact_cpsat(inp, time_limit=10)
+    assert sol.status is Status.OPTIMAL
+    assert sol.objective == 1.0  # one of the three fits
+
+
 def test_exact_accepts_a_generator_seed() -> None:
     inp = read(generate("8", 0))
     sol = exact_cpsat(inp, seed=np.random.default_rng(5), time_limit=10)
     assert sol.status is Status.OPTIMAL
+
+
+def test_exact_models_too_big_for_the_limit_are_not_started() -> None:
+    """Found by the long fuzz run: 10,160 jobs on 96 servers, a 5 s limit.
+
+    exact-cpsat built a model of 532,000 worker variables for 9 s, then CP-SAT
+    loaded it for 2.4 s (19.8 s in all); exact-pulp ran 36 s. Now exact-cpsat
+    estimates the build from the variable count and answers with its
+    local-search hint, and exact-pulp stops building at half the limit.
+    """
+    servers = tuple(Server(f"n{i}", "V100", 8) for i in range(96))
+    jobs = [Job(f"j{i}", 6, 6, 60.0) for i in range(5000)]
+    inp = PlacementInput(Cluster(TYPES, servers), jobs)
+    sol = exact_cpsat(inp, time_limit=1.0)
+    check(inp, sol)
+    assert sol.status is Status.TIME_LIMIT
+    assert "CP-SAT model of 480000 worker variables" in sol.message
+    assert sol.decision is not None  # the local-search hint, checked above
+    assert sol.bound is not None
+    assert sol.objective is not None
+    assert sol.objective <= sol.bound <= 96 * 8  # RW <= the GPUs placed
+    sol = exact_cbc(inp, time_limit=1.0)
+    assert sol.status is Status.TIME_LIMIT
+    assert sol.decision is None
+    assert "CBC not started" in sol.message
 
 
 def test_local_search_stops_at_the_time_limit() -> None:

@@ -156,8 +156,10 @@ def test_lp_bound_by_hand() -> None:
     # Two 8-GPU nodes, one 8-GPU job: the LP cannot do better than placing it.
     inp = PlacementInput(nodes(2), [Job("a", 8, 8, 60.0)])
     assert lp_bound(inp) == pytest.approx(8.0)
-    # No job fits anywhere: 0.
-    assert lp_bound(PlacementInput(nodes(1, 2), [Job("b", 4, 4, 60.0)])) == 0.0
+    # No job fits in the GPUs left free (6 of 8 busy, b needs 4): 0.
+    jobs = [Job("r", 6, 6, 60.0), Job("b", 4, 4, 60.0)]
+    rows = Placement((PlacementRow("r", "n0", 6),))
+    assert lp_bound(PlacementInput(nodes(1), jobs, rows)) == 0.0
 
 
 def test_a_reward_growing_with_the_span_is_reported_honestly() -> None:

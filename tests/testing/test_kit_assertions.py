@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from scheduling_opt import registry
-from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.mckp import Mckp, MckpDecision, dp
 from scheduling_opt.model import Job
 from scheduling_opt.policies.antman import antman_step
@@ -37,22 +36,21 @@ FEW = settings(
 )
 
 
-#: Found by this kit; left to the package's owner (see the xfail test below).
-KNOWN_BUGS = {("allocation", "fifo")}
-
-
-@pytest.mark.xfail(
-    strict=False,  # not strict: a fix in the allocation package must not break this file
-    raises=InvalidInstanceError,
-    reason="fifo keeps a running job's GPUs beyond capacity + base demand",
-)
 def test_allocation_fifo_with_a_running_elastic_job() -> None:
+    """Found by this kit: fifo kept a running job's GPUs beyond capacity + base demand."""
     from scheduling_opt.allocation import AllocationInput, fifo
 
-    # Shrunk by hypothesis: j2 runs 2 workers of 2 GPUs (base 1 worker), 1 GPU is free.
+    # Shrunk by hypothesis: j2 runs 2 workers of 2 GPUs (base 1 worker) and
+    # the capacity, which counts j2's flexible GPUs, is 1: 3 GPUs in all.
     jobs = (Job("j0", 1, 1, 1.0), Job("j1", 1, 1, 1.0), Job("j2", 1, 2, 1.0, 2))
     inp = AllocationInput(jobs, 1, {"j2": 2})
-    assert_valid(inp, fifo(inp))
+    sol = fifo(inp)
+    assert_valid(inp, sol)
+    # By hand: j2's flexible worker (2 GPUs) no longer fits in 1, so j2 keeps
+    # its base (2 GPUs); j0 starts on the 1 GPU left and blocks j1: 2 + 1 = 3.
+    assert sol.decision is not None
+    assert dict(sol.decision.workers) == {"j0": 1, "j1": 0, "j2": 1}
+    assert sol.decision.start_now == ("j0",)
 
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
@@ -64,8 +62,6 @@ def test_every_method_passes_and_exact_is_within_zero_gap(name: str) -> None:
     def run(inp: Any) -> None:
         assert problem_of(inp) == name
         for method in problem.methods:
-            if (name, method.name) in KNOWN_BUGS:
-                continue
             assert_valid(inp, method.run(inp, seed=0, time_limit=10.0))
         optimum = assert_within(inp, problem.exact_methods[0].run(inp, time_limit=10.0))
         assert optimum.status in (Status.OPTIMAL, Status.INFEASIBLE)
