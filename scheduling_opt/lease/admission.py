@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import read_int, read_number
 from scheduling_opt.lease._schedule import finish
 from scheduling_opt.lease.edf import edf
 from scheduling_opt.lease.exact import exact
@@ -50,6 +51,7 @@ def admit_jobs(
     round_up: bool = False,
     max_terms: int | None = None,
     time_limit: float | None = None,
+    prove: bool = True,
 ) -> Admission:
     """Admission control: can ``job`` join ``guaranteed`` with every deadline still met?
 
@@ -69,6 +71,10 @@ def admit_jobs(
         Cap on every deadline, in terms.
     time_limit : float or None
         Seconds for the feasibility MILP (None: the library default).
+    prove : bool
+        Run the feasibility MILP when the greedy and EDF find no schedule
+        (False: heuristics only, O(N P H); their failure is ``time_limit``,
+        undecided, not admitted).
 
     Returns
     -------
@@ -100,6 +106,10 @@ def admit_jobs(
         raise InvalidInstanceError("job.id", f"job {job.id!r} is already guaranteed")
     limit = time_limit_of(time_limit)
     start = time.perf_counter()
+    # Checked before the early "no" below, as LeaseInput would check them.
+    gpus = read_int(gpus, "gpus", 0)
+    if not read_number(lease_length, "lease_length") > 0:
+        raise InvalidInstanceError("lease_length", f"must be > 0 seconds, got {lease_length!r}")
     charged = round_up_gpus(job.max_gpus) if round_up else job.max_gpus
     if charged > gpus:
         # A candidate bigger than the cluster is a proven "no", not an input error.
@@ -121,6 +131,8 @@ def admit_jobs(
     by_edf = edf(inp)
     if by_edf.decision is not None:
         return Admission(True, Status.FEASIBLE, by_edf, time.perf_counter() - start)
+    if not prove:
+        return Admission(False, Status.TIME_LIMIT, None, time.perf_counter() - start)
     result = exact(inp, time_limit=limit, config=ModelConfig(feasibility=True))
     seconds = time.perf_counter() - start
     if result.decision is not None:

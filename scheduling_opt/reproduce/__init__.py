@@ -11,7 +11,7 @@ Examples
 --------
 >>> from scheduling_opt.reproduce import PAPERS
 >>> sorted(PAPERS)
-['chronus', 'edl']
+['antman', 'aryl', 'chronus', 'edl', 'ones']
 >>> PAPERS["edl"].claims[0].paper
 89.5
 """

@@ -1,8 +1,10 @@
 """``scheduling-opt reproduce PAPER``: a paper's policies x workloads x seeds, beside its numbers.
 
 ``--quick`` runs the set on the bundled excerpt (P_MIX2's first day); the
-default runs the full setup on the Chronus-Philly traces found under
-``--traces`` (a missing trace is skipped with a note in the report).
+default runs the full setup: for a paper whose full workloads are the
+Chronus-Philly trace files, on those found under ``--traces DIR``, which is
+then required (a missing trace is skipped with a note in the report); a
+paper whose full workloads are generated needs no ``--traces``.
 Writes ``report.md``, the raw results and plots under ``--out`` (default
 ``reproduce-PAPER`` or ``reproduce-PAPER-quick``), and caches each run under
 ``DIR/cache``, so a rerun only computes what changed.
@@ -14,7 +16,7 @@ import argparse
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.reproduce.papers import DEFAULT_TRACES, PAPERS, paper
+from scheduling_opt.reproduce.papers import PAPERS, paper
 from scheduling_opt.reproduce.report import by_workload, claims_table, write_report
 from scheduling_opt.sim.command import _progress
 from scheduling_opt.sim.sweep import run_sweep
@@ -30,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--traces",
         metavar="DIR",
-        default=str(DEFAULT_TRACES),
-        help=f"folder of the Chronus-Philly CSVs (default {DEFAULT_TRACES})",
+        help="folder of the Chronus-Philly CSVs (required in full mode by the papers that "
+        "replay them)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -52,15 +54,16 @@ def run(args: argparse.Namespace) -> int:
     Raises
     ------
     InvalidInstanceError
-        An unknown paper, ``--workers`` < 1, or no trace found in full mode
-        (the CLI prints it in one line, exit status 2).
+        An unknown paper, ``--workers`` < 1, no ``--traces`` in full mode
+        for a paper that replays trace files, or no trace found there (the
+        CLI prints it in one line, exit status 2).
     """
     from scheduling_opt import __version__
 
     chosen = paper(args.paper)
     if args.workers < 1:
         raise InvalidInstanceError("--workers", f"must be >= 1, got {args.workers}")
-    traces = Path(args.traces)
+    traces = Path(args.traces) if args.traces is not None else None
     _, notes = chosen.workloads(args.quick, traces)
     configs = chosen.configs(args.quick, traces)
     if not configs:

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.reproduce.workloads import ElasticRule, PaperWorkload
+from scheduling_opt.reproduce import aryl_set
+from scheduling_opt.reproduce.workloads import ElasticRule, OnesWorkload, PaperWorkload
+from scheduling_opt.sim.policies.ones_jobs import OnesSpec
 from scheduling_opt.sim.sweep import RunConfig
+from scheduling_opt.sim.synthetic import SyntheticSpec
 
-#: Where the full traces live when this machine has them (``--traces`` overrides).
-DEFAULT_TRACES = Path("/work/shared/traces/chronus-philly")
 #: The Chronus-Philly workloads by file stem (P_SLO, P_MIX1, P_MIX2).
 TRACE_FILES = {
     "P_SLO": "trace_job_Philly_SLO.csv",
@@ -121,22 +122,51 @@ class PaperSet:
     quick: str = "excerpt"
     #: The ``--quick`` workload (default: the bundled excerpt under ``elastic``).
     quick_spec: PaperWorkload | None = None
+    #: The full workloads when not the traces of ``full`` (a synthetic mix).
+    full_specs: tuple[PaperWorkload, ...] = ()
     elastic: ElasticRule | None = None
     servers: int = 120
     gpus_per_server: int = 8
     seeds: int = 1
     restart_cost: float = 0.0
     metrics: tuple[str, ...] = ("jct_mean", "jct_median", "jct_p95", "utilization")
+    #: Fraction of first jobs (submit order) left out of the metrics (ONES: 5%).
+    skip: float = 0.0
+    #: The workloads' time unit (the report's header).
+    unit: str = "minutes"
+    #: Aryl's inference servers (lent by the policy; RunConfig.inference_servers).
+    inference_servers: int = 0
+    #: ``(training, inference)`` servers of ``--quick`` (None: ``servers``, ``inference_servers``).
+    quick_sizes: tuple[int, int] | None = None
+
+    @property
+    def needs_traces(self) -> bool:
+        """Whether the full workloads are trace files (``--traces DIR`` is then required)."""
+        return bool(self.full) and not self.full_specs
 
     def workloads(
-        self, quick: bool, traces: Path = DEFAULT_TRACES
+        self, quick: bool, traces: Path | None = None
     ) -> tuple[list[PaperWorkload], list[str]]:
-        """The workloads to run and notes on the full ones missing from ``traces``."""
+        """The workloads to run and notes on the full ones missing from ``traces``.
+
+        Raises
+        ------
+        InvalidInstanceError
+            When the full workloads are trace files and ``traces`` is None.
+        """
         if quick:
             spec = self.quick_spec or PaperWorkload(
                 "bundled", elastic=self.elastic, label=self.quick
             )
             return [spec], []
+        if self.full_specs:
+            return list(self.full_specs), []
+        if traces is None:
+            raise InvalidInstanceError(
+                "--traces",
+                f"full mode of {self.name} replays the Chronus-Philly trace files: "
+                "give --traces DIR (the folder holding them) or run --quick",
+            )
         found, missing = [], []
         for label, file in self.full:
             path = traces / file
@@ -148,7 +178,7 @@ class PaperSet:
                 missing.append(f"{label}: {path} not found, skipped")
         return found, missing
 
-    def configs(self, quick: bool, traces: Path = DEFAULT_TRACES) -> list[RunConfig]:
+    def configs(self, quick: bool, traces: Path | None = None) -> list[RunConfig]:
         """Every run of the set: workloads x policies x seeds.
 
         Examples
@@ -157,15 +187,20 @@ class PaperSet:
         ['tiresias', 'edl-tiresias', 'elastic-tiresias']
         """
         workloads, _ = self.workloads(quick, traces)
+        servers, inference = (self.servers, self.inference_servers)
+        if quick and self.quick_sizes is not None:
+            servers, inference = self.quick_sizes
         return [
             RunConfig(
                 policy=p.policy,
                 workload=w,
-                servers=self.servers,
+                servers=servers,
                 gpus_per_server=self.gpus_per_server,
                 seed=seed,
                 policy_params=p.params,
                 restart_cost=self.restart_cost,
+                skip=self.skip,
+                inference_servers=inference,
             )
             for w in workloads
             for p in self.policies
@@ -227,14 +262,27 @@ CHRONUS = PaperSet(
         "0.45). The lease MILP runs on HiGHS with a 10 s budget per term and the greedy as "
         "fallback (`chronus`), the greedy alone (`chronus-greedy`), or HiGHS with no fallback "
         "(`chronus-exact`, its incumbent at the budget); deadlines beyond 72 terms (1 day) "
-        "count as met at the 72nd term. Not modelled: admission control on arrival (every SLO "
-        "job enters the next term's selection, which rejects what it cannot serve) and the "
-        "round-up + local-search placement (the simulator's consolidating best fit instead, "
-        "with model_info.json's slowdown for spread jobs). Tiresias uses the simulator's "
-        "defaults, YARN-CS the trace's users as tenants with quotas proportional to demand."
+        "count as met at the 72nd term. Admission control on arrival admits a job when the "
+        "guaranteed schedule has room for it or the greedy/EDF finds a schedule of all (the "
+        "feasibility MILP too in `chronus-exact`); a rejected job is served as best effort "
+        "(`chronus-no-admission`: every SLO job enters each term's selection). The Profiler is "
+        "not modelled: short jobs whose deadlines the 20-minute terms cannot reach are "
+        "rejected rather than finished while profiled. Placement: round-up consolidation for "
+        "the selected jobs, local search (|S| = 1,000 per call, not 100,000) with "
+        "model_info.json's sensitivity for the others, a spread job migrated back when room "
+        "appears (Chronus re-places at every 5-minute BE lease). Tiresias uses the "
+        "simulator's defaults, YARN-CS the trace's users as tenants with quotas proportional "
+        "to demand."
     ),
     policies=tuple(
-        PolicyRun(p) for p in ("chronus", "chronus-greedy", "chronus-exact", *_CHRONUS_BASELINES)
+        PolicyRun(p)
+        for p in (
+            "chronus",
+            "chronus-greedy",
+            "chronus-exact",
+            "chronus-no-admission",
+            *_CHRONUS_BASELINES,
+        )
     ),
     claims=(
         Claim(
@@ -273,8 +321,131 @@ CHRONUS = PaperSet(
     metrics=("wdmr", "deadline_miss_ratio", "best_effort_jct_mean", "jct_mean"),
 )
 
+#: AntMan §5.2: tenant A (here the synthetic ``vc0``) has a 64-GPU quota, B (``vc1``) none.
+_ANTMAN_QUOTAS = (("quotas", (("vc0", 64),)),)
+#: Arrivals per minute for P_MIX2's offered load (1.15x its 960 GPUs) on 64 GPUs: 1.15 x 64
+#: / 387 GPU-minutes, the mean GPU-time of a synthetic job (measured over 200,000 draws).
+ANTMAN_RATE = 0.19
+
+
+def _antman_mix(jobs: int) -> PaperWorkload:
+    spec = SyntheticSpec(jobs=jobs, rate=ANTMAN_RATE, tenants=2, max_gpus=32)
+    return PaperWorkload("synthetic", synthetic=spec, label=f"fig13-mix-{jobs}")
+
+
+ANTMAN = PaperSet(
+    name="antman",
+    title="AntMan (OSDI '20) §5.2: guarantee and opportunistic jobs against YARN-CS",
+    source="AntMan Fig. 13",
+    setup="64 V100 (8 x 8), a synthesized trace of 9 models with Microsoft's runtime "
+    "distribution, jobs randomly split between tenant A (quota 64: resource-guarantee) and "
+    "tenant B (no quota: opportunistic); baselines YARN-CS and Gandiva's packing",
+    differences=(
+        "The paper's trace is not public: ours is the simulator's seeded synthetic mix "
+        "(Philly P_MIX2's GPU counts and durations, Poisson arrivals at 0.19 per minute, "
+        "P_MIX2's offered load of 1.15x the cluster scaled to 64 GPUs; 400 jobs with "
+        "`--quick`, 2,000 in full; 3 seeds), each job in tenant vc0 (A) or vc1 (B) at random. "
+        "No profiled GPU utilization or memory: 10% of guarantee jobs keep their GPUs above "
+        "M = 80% (AntMan Fig. 1), the rest at 50%; memory per model from the paper's Fig. 11 "
+        "and Table 1 numbers with Fig. 10's curves (sim/policies/antman.py). Interference of "
+        "a shared GPU: the opportunistic job at 0.57, the guarantee job at 0.966 (§5.1). "
+        "Gandiva is not run: the paper's Gandiva baseline is its packing without isolation, "
+        "whose slowdown the paper measures for one pair only (ESPnet 20.1 -> 105.2 min), too "
+        "little to define it honestly. YARN-CS: tenant quotas, FIFO per tenant, B's jobs on "
+        "idle GPUs, no preemption."
+    ),
+    policies=(PolicyRun("antman", _ANTMAN_QUOTAS), PolicyRun("yarn-cs", _ANTMAN_QUOTAS)),
+    claims=(
+        Claim("avg JCT, x lower", "jct_mean", "ratio", 2.05, "yarn-cs", "antman"),
+        Claim("makespan, x lower", "makespan", "ratio", 1.76, "yarn-cs", "antman"),
+    ),
+    full=(),
+    quick="fig13-mix-400",
+    quick_spec=_antman_mix(400),
+    full_specs=(_antman_mix(2000),),
+    servers=8,
+    gpus_per_server=8,
+    seeds=3,
+    metrics=("jct_mean", "jct_median", "jct_p95", "makespan", "queueing_mean", "utilization"),
+)
+
+ONES = PaperSet(
+    name="ones",
+    title="ONES (SC '21) §4.2: online evolutionary batch-size search against Tiresias",
+    source="ONES §4.2",
+    setup="64 V100 (16 x 4), 400 jobs of 50 workloads (Table 2) with Microsoft-like GPU "
+    "times, Poisson arrivals every 30 s, the first 5% of the jobs dropped; baselines DRL, "
+    "Tiresias, Optimus",
+    differences=(
+        "The jobs are simulated, not trained: Table 2's 50 workloads with throughput models "
+        "in the library's analytic form, largest and submitted local batches and epochs to "
+        "converge that we chose (V100-like rates; sim/policies/ones_jobs.py), GPU counts from "
+        "P_MIX2's 1/2/4/8-GPU frequencies, times in seconds; `--quick` draws 100 jobs, the "
+        "full run 400, each over 3 seeds. Convergence: E epochs whatever the batch (linear "
+        "learning-rate scaling, §3.3.2), so progress = throughput. ONES (`ones`) runs the "
+        "library's `ones_step` (population carried over, 10 generations per call, population "
+        "= GPUs) at every arrival, completion and 60-s tick; beta = the task's prior mean "
+        "epochs minus the epochs done (no fitted regression); limits by §3.3.2 with "
+        "sigma = 1/30 s and the submitted batch as floor; each job capped at the GPUs beyond "
+        "which its throughput at R grows < 1%; no job migrates; batch scaling is free. "
+        "`ones-exact`: the library's `exact` (1 s per call, its incumbent or the greedy when "
+        "unproven). `fixed-batch`: the submitted batch and GPUs in ONES' SRUF order. "
+        "`tiresias`: the simulator's (one threshold of 3,250 GPU-s), no batch or GPU change. "
+        "DRL and Optimus are not built."
+    ),
+    policies=(
+        PolicyRun("ones"),
+        PolicyRun("ones-exact"),
+        PolicyRun("fixed-batch"),
+        PolicyRun("tiresias", (("thresholds", (3250.0,)),)),
+    ),
+    claims=(
+        Claim("avg JCT", "jct_mean", "reduction", 45.6, "tiresias", "ones"),
+        Claim(
+            "avg JCT, exact in the loop", "jct_mean", "reduction", 45.6, "tiresias", "ones-exact"
+        ),
+        Claim("avg queueing (first start)", "queueing_mean", "reduction", 19.1, "tiresias", "ones"),
+    ),
+    full=(),
+    quick="ones-100",
+    quick_spec=OnesWorkload("ones", ones=OnesSpec(jobs=100), label="ones-100"),
+    full_specs=(OnesWorkload("ones", ones=OnesSpec(jobs=400), label="ones-400"),),
+    servers=16,
+    gpus_per_server=4,
+    seeds=3,
+    metrics=("jct_mean", "jct_median", "jct_p95", "queueing_mean", "utilization"),
+    skip=0.05,
+    unit="seconds",
+)
+
+ARYL = PaperSet(
+    name="aryl",
+    title="Aryl (EuroSys '22) §7.2: capacity loaning and elastic scaling against FIFO",
+    source="Aryl Table 5",
+    setup=aryl_set.SETUP,
+    differences=aryl_set.DIFFERENCES,
+    policies=tuple(PolicyRun(p) for p in aryl_set.ARYL_POLICIES),
+    claims=tuple(
+        Claim(what, metric, kind, paper, base, policy)  # type: ignore[arg-type]
+        for what, metric, kind, paper, base, policy in aryl_set.ARYL_CLAIMS
+    ),
+    full=(("P_MIX2", TRACE_FILES["P_MIX2"]),),
+    elastic=aryl_set.ARYL_ELASTIC,
+    servers=aryl_set.FULL_SIZES[0],
+    inference_servers=aryl_set.FULL_SIZES[1],
+    quick_sizes=aryl_set.QUICK_SIZES,
+    restart_cost=aryl_set.RESTART_COST,
+    metrics=("queueing_mean", "jct_mean", "utilization", "preemption_ratio"),
+)
+
 #: The paper sets by name (the command's PAPER).
-PAPERS: dict[str, PaperSet] = {"edl": EDL, "chronus": CHRONUS}
+PAPERS: dict[str, PaperSet] = {
+    "edl": EDL,
+    "chronus": CHRONUS,
+    "antman": ANTMAN,
+    "ones": ONES,
+    "aryl": ARYL,
+}
 
 
 def paper(name: str) -> PaperSet:

@@ -140,11 +140,15 @@ def write_report(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     day = today or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    servers, inference = paper.servers, paper.inference_servers
+    if quick and paper.quick_sizes is not None:
+        servers, inference = paper.quick_sizes
+    lendable = f" + {inference} inference servers to lend" if inference else ""
     parts = [
         f"# Reproduction: {paper.title}\n",
         f"Run {day}, scheduling-opt {version}, mode {'quick' if quick else 'full'}; "
-        f"{paper.servers} servers x {paper.gpus_per_server} GPUs; times in the trace's "
-        "unit (minutes).\n",
+        f"{servers} servers x {paper.gpus_per_server} GPUs{lendable}; times in the trace's "
+        f"unit ({paper.unit}).\n",
         f"**Paper's setup.** {paper.setup}.\n",
         f"**Our setup and differences.** {paper.differences}\n",
     ]

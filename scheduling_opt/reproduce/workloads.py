@@ -16,9 +16,11 @@ the GPU count and efficiency falls (EDL Figure 2's strong scaling).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.sim.policies.ones_jobs import OnesSpec
+from scheduling_opt.sim.policies.ones_jobs import generate as generate_ones
 from scheduling_opt.sim.sweep import WorkloadSpec
 from scheduling_opt.sim.workload import SimJob, Workload
 
@@ -99,3 +101,28 @@ class PaperWorkload(WorkloadSpec):
     @property
     def name(self) -> str:
         return self.label or WorkloadSpec.name.fget(self)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class OnesWorkload(PaperWorkload):
+    """ONES' §4.2 workload, drawn with the run's seed (no trace needed).
+
+    The draw rule is :func:`scheduling_opt.sim.policies.ones_jobs.generate`'s
+    (Table 2's 50 workloads, Poisson arrivals, P_MIX2's GPU counts, times in
+    seconds).
+
+    Examples
+    --------
+    >>> w = OnesWorkload(ones=OnesSpec(jobs=20), label="ones-20").load(1)
+    >>> len(w.jobs), w.name, w.jobs == OnesWorkload(ones=OnesSpec(jobs=20)).load(1).jobs
+    (20, 'ones-20', True)
+    """
+
+    ones: OnesSpec = field(default_factory=OnesSpec)
+
+    def load(self, seed: int) -> Workload:
+        return Workload.of(generate_ones(self.ones, seed).jobs, self.name)
+
+    @property
+    def name(self) -> str:
+        return self.label or f"ones-{self.ones.jobs}"

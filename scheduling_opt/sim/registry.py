@@ -75,16 +75,71 @@ def _edl(elastic: bool) -> Factory:
     return make
 
 
-def _chronus(mode: str) -> Factory:
+def _chronus(mode: str, **fixed: Any) -> Factory:
     name = {"budget": "chronus", "greedy": "chronus-greedy", "exact": "chronus-exact"}[mode]
+    name += "".join(
+        f"-{v}" for k, v in (("admission", "no-admission"), ("placement", "best-fit")) if k in fixed
+    )
 
     def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
         from scheduling_opt.sim.policies.chronus import Chronus
 
-        known = ("lease_length", "time_limit", "max_terms")
+        known = (
+            "lease_length",
+            "time_limit",
+            "max_terms",
+            "admission_time_limit",
+            "admission_prove",
+            "search_space",
+            "placement_time_limit",
+            "placement_table",
+        )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)
-        return Chronus(mode=mode, **kwargs)
+        return Chronus(mode=mode, **fixed, **kwargs)
+
+    return make
+
+
+def _ones(method: str) -> Factory:
+    name = {"ones": "ones", "exact": "ones-exact", "fixed": "fixed-batch"}[method]
+
+    def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+        from scheduling_opt.sim.policies.ones import FixedBatch, Ones
+
+        if method == "fixed":
+            fixed: dict[str, Any] = {k: params.pop(k) for k in ("interval", "sigma") if k in params}
+            _no_params(name, params)
+            return FixedBatch(**fixed)
+        known = ("interval", "generations", "population", "time_limit", "sigma", "seed")
+        kwargs = {k: params.pop(k) for k in known if k in params}
+        _no_params(name, params)
+        return Ones(method=method, **kwargs)
+
+    return make
+
+
+def _antman(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+    from scheduling_opt.sim.policies.antman import AntMan
+
+    quotas = params.pop("quotas", None)
+    known = ("max_utilization", "demote_after", "unit_seconds", "memory")
+    kwargs = {k: params.pop(k) for k in known if k in params}
+    _no_params("antman", params)
+    return AntMan(
+        dict(quotas) if quotas is not None else proportional_quotas(workload, cluster.total_gpus),
+        **kwargs,
+    )
+
+
+def _aryl(variant: str) -> Factory:
+    def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+        from scheduling_opt.sim.policies.aryl import VARIANTS, ArylPolicy
+
+        known = ("curve", "interval", "any_gpu_share", "time_limit", "seed")
+        kwargs = {k: params.pop(k) for k in known if k in params}
+        _no_params(variant, params)
+        return ArylPolicy(name=variant, **VARIANTS[variant], **kwargs)
 
     return make
 
@@ -96,6 +151,27 @@ PAPER_POLICIES: dict[str, Factory] = {
     "chronus": _chronus("budget"),
     "chronus-greedy": _chronus("greedy"),
     "chronus-exact": _chronus("exact"),
+    "chronus-no-admission": _chronus("budget", admission=False),
+    "chronus-best-fit": _chronus("budget", placement="best-fit"),
+    **{
+        v: _aryl(v)
+        for v in (
+            "aryl",
+            "aryl-scf",
+            "aryl-random",
+            "aryl-plus",
+            "aryl-exact",
+            "aryl-loan-only",
+            "aryl-scale-only",
+            "aryl-fifo",
+            "fifo-no-loan",
+            "afs",
+        )
+    },
+    "antman": _antman,
+    "ones": _ones("ones"),
+    "ones-exact": _ones("exact"),
+    "fixed-batch": _ones("fixed"),
 }
 
 #: Every policy the simulator can run by name.

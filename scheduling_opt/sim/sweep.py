@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.cluster import ClusterSpec
+from scheduling_opt.sim.cluster import ClusterSpec, ServerSpec
 from scheduling_opt.sim.engine import EngineParams, RunOutput, simulate
 from scheduling_opt.sim.registry import make_policy
 from scheduling_opt.sim.results import summarize
@@ -71,10 +71,21 @@ class RunConfig:
     round_length: float | None = None
     placement_table: bool = True
     skip: float = 0.0
+    #: Aryl's inference cluster: servers not available at the start (the
+    #: policy lends them) of ``inference_gpus`` GPUs at ``inference_compute``.
+    #: Default: Aryl §5.2 normalizes on-loan GPUs to training GPUs, so an
+    #: 8-T4 server (T4 = 0.25 V100, Appendix A) is 2 V100-equivalents.
+    inference_servers: int = 0
+    inference_gpus: int = 2
+    inference_compute: float = 1.0
 
     def digest(self) -> str:
         """A stable hash of the configuration (the cache key)."""
-        text = json.dumps([RESULTS_VERSION, asdict(self)], sort_keys=True, default=str)
+        fields = asdict(self)
+        if not self.inference_servers:  # keeps the keys of runs without one
+            for key in ("inference_servers", "inference_gpus", "inference_compute"):
+                del fields[key]
+        text = json.dumps([RESULTS_VERSION, fields], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -104,6 +115,9 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
     """
     workload = config.workload.load(config.seed)
     cluster = ClusterSpec.uniform(config.servers, config.gpus_per_server)
+    if config.inference_servers:
+        lendable = ServerSpec(config.inference_gpus, "T4", config.inference_compute, False)
+        cluster = ClusterSpec(cluster.servers + (lendable,) * config.inference_servers)
     policy = make_policy(config.policy, workload, cluster, dict(config.policy_params))
     table = bundled_table() if config.placement_table else None
     params = EngineParams(config.restart_cost, config.preemption_cost, config.round_length)

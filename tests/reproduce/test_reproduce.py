@@ -53,6 +53,34 @@ def test_full_mode_skips_missing_traces_with_a_note(tmp_path: Path) -> None:
         run(_args("chronus", "--traces", str(tmp_path), "--out", str(tmp_path / "o")))
 
 
+def test_full_mode_of_a_trace_paper_requires_traces_and_names_the_fix(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from scheduling_opt.cli import main
+
+    for name in ("chronus", "edl"):
+        assert PAPERS[name].needs_traces
+        with pytest.raises(InvalidInstanceError, match="--traces DIR") as err:
+            run(_args(name))
+        assert "--quick" in str(err.value)
+        assert "/work/shared" not in str(err.value)
+    assert main(["reproduce", "chronus", "--quiet"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1
+    assert "--traces DIR" in lines[0]
+    assert "--quick" in lines[0]
+
+
+def test_a_paper_with_generated_full_workloads_needs_no_traces() -> None:
+    generated = replace(
+        PAPERS["chronus"],
+        full=(),
+        full_specs=(PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=5), label="g"),),
+    )
+    assert not generated.needs_traces
+    assert [w.label for w in generated.workloads(quick=False)[0]] == ["g"]
+
+
 def test_unknown_paper_is_refused() -> None:
     with pytest.raises(InvalidInstanceError, match="unknown paper"):
         run(_args("nope"))

@@ -91,3 +91,20 @@ def test_trace_by_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "workload mini (2 jobs)" in out
     assert "| fifo | 0 | 14.5 |" in out  # JCTs 10 and 20 - 1 = 19
+
+
+@pytest.mark.parametrize("policy", ["chronus-greedy", "edl-tiresias"])
+def test_simulate_runs_a_paper_policy_by_name(
+    policy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--workload", "synthetic", "--synthetic-jobs", "30", "--servers", "2"]
+    assert run(_args(*argv, "--policy", policy)) == 0
+    assert f"| {policy} |" in capsys.readouterr().out
+
+
+def test_unknown_policy_error_names_baselines_and_paper_policies() -> None:
+    with pytest.raises(InvalidInstanceError, match="--policy") as err:
+        run(_args("--policy", "nope"))
+    message = str(err.value)
+    for known in ("fifo", "tiresias", "chronus", "chronus-exact", "elastic-tiresias"):
+        assert repr(known) in message

@@ -93,6 +93,10 @@ def _base_plan(r: Round) -> tuple[list[str], list[str]]:
     return started, preempted
 
 
+#: The servers a GPU type fits (cluster order, and as a set) and the largest one's GPUs (m).
+_Fitting = tuple[list[str], frozenset[str], int]
+
+
 def _expand(r: Round, order: list[EdlJob]) -> None:
     """Algorithm 1 lines 7-12: each free GPU to the running job gaining most.
 
@@ -100,29 +104,55 @@ def _expand(r: Round, order: list[EdlJob]) -> None:
     throughput). A worker needs its GPUs on one server, and the job may use
     a new server only within ceil((p+1) g / m) servers. Ties: priority order,
     then a server the job already uses, then cluster order.
+
+    Each pass looks at the jobs by their key (gain, priority) and searches a
+    server only for a job that beats the best found so far; a job's servers
+    (those its GPU type fits, in cluster order) and m are computed once per
+    call, so a pass costs O(J) plus the server scans of the candidates
+    instead of O(J S) (a locality limit per job per pass was O(S) too).
     """
+    fitting: dict[str | None, _Fitting] = {}
+    for j in order:
+        t = j.job.gpu_type
+        if t not in fitting:
+            servers = [s for s in r.state.cluster.servers if j.job.fits(s)]
+            ids = [s.id for s in servers]
+            fitting[t] = (ids, frozenset(ids), max((s.gpus for s in servers), default=0))
     while True:
-        best: tuple[tuple[float, int, bool, int], EdlJob, str] | None = None
+        best: tuple[float, int] | None = None
+        choice: tuple[EdlJob, str] | None = None
         for i, j in enumerate(order):
             p = r.workers(j.id)
             if not p or not j.job.elastic or p >= j.job.max_workers:
                 continue
             gain = j.throughput(p + 1) / j.throughput(p) - 1
-            if gain <= 0:
+            if gain <= 0 or (best is not None and (-gain, i) >= best):
                 continue
-            on = r.alloc[j.id]
-            limit = locality_limit(r.state.cluster, j.job, (p + 1) * j.job.gpus_per_worker)
-            for s in r.state.cluster.servers:
-                if r.free[s.id] < j.job.gpus_per_worker or not j.job.fits(s):
-                    continue
-                if s.id not in on and len(on) + 1 > limit:
-                    continue
-                key = (-gain, i, s.id not in on, r.rank[s.id])
-                if best is None or key < best[0]:
-                    best = (key, j, s.id)
-        if best is None:
+            server = _expansion_server(r, j, p, fitting[j.job.gpu_type])
+            if server is not None:
+                best, choice = (-gain, i), (j, server)
+        if choice is None:
             return
-        r.add(best[1].id, best[2], 1)
+        r.add(choice[0].id, choice[1], 1)
+
+
+def _expansion_server(r: Round, j: EdlJob, p: int, fitting: _Fitting) -> str | None:
+    """The server a new worker of ``j`` goes to: one it uses, else a new one within the limit.
+
+    Lowest cluster rank first in each group; None when no server has room.
+    """
+    d = j.job.gpus_per_worker
+    on = r.alloc[j.id]
+    servers, fits, m = fitting
+    mine = [s for s in on if r.free[s] >= d and s in fits]
+    if mine:
+        return min(mine, key=r.rank.__getitem__)
+    if not m or len(on) + 1 > -(-(p + 1) * d // m):
+        return None
+    for s in servers:
+        if r.free[s] >= d and s not in on:
+            return s
+    return None
 
 
 def queues(state: EdlState) -> tuple[dict[str, int], list[str]]:

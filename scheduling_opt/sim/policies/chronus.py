@@ -1,41 +1,86 @@
-"""Chronus in the simulator: lease terms selected by the lease solvers, SRTF on what is left.
+"""Chronus in the simulator: admission control, lease terms, SRTF, round-up and local-search placement.
 
-Every lease term (``lease_length``, 20 minutes in the paper) the unfinished
-SLO jobs whose deadlines have not all passed become a
-:class:`~scheduling_opt.lease.LeaseInput` (remaining work, deadline steps
-relative to the term's start, the cluster's GPUs) and a lease solver selects
-which hold the coming term: ``exact`` (HiGHS) within a per-term time budget,
-the greedy when it proves nothing in time (``chronus``); the greedy alone
-(``chronus-greedy``); the exact solver with no fallback (``chronus-exact``).
-The previous term's selection is the warm start. Jobs holding term 0 run
-this term: they start first (EDF order), and running jobs that are not
-selected lose their GPUs to them (best effort first, longest remaining
-first). Between terms, the GPUs left over go, at every event, to the
-pending jobs in this order: selected jobs, unselected SLO jobs by earliest
-deadline, best-effort jobs (and SLO jobs whose deadlines all passed) by
-shortest remaining time; these run opportunistically until the next term.
-Placement is the simulator's default consolidating best fit.
+- Admission control on arrival (§3.3.2): an arriving SLO job is guaranteed
+  only if every guaranteed job and it can still meet a deadline. First the
+  cheap sufficient test: the job fits, in its latest terms before its last
+  deadline, into the room the current guaranteed schedule (the term's
+  selection plus the jobs admitted since) leaves, O(H); otherwise
+  :func:`~scheduling_opt.lease.admit_jobs` over all of them: the greedy and
+  EDF, then (``admission_prove``, on in ``exact`` mode) the feasibility MILP
+  within ``admission_time_limit``; not found or undecided counts as
+  rejected. Terms are counted from the next term's start (the new job can
+  hold no lease before it; at a term's start, from it) and the guaranteed
+  jobs' remaining work is taken as of now (an over-estimate for the running
+  ones), so an admission is conservative. A rejected job is unguaranteed:
+  as the paper says, it joins the best-effort queue and is served by SRTF;
+  its deadlines still count in the wDMR. A guaranteed job that a term's
+  selection gives no deadline (the lease cannot serve it any more) is
+  demoted the same way, so the guaranteed set stays one the lease can serve
+  and admission keeps judging new jobs against a feasible set. A deadline
+  the lease cannot reach in whole terms (a 10-minute job due 15 minutes
+  after the next term starts) is a rejection: Chronus' Profiler runs such
+  short jobs to completion in its profiling cluster, which is not modelled.
+- Every lease term (``lease_length``, 20 minutes in the paper) the
+  unfinished guaranteed jobs whose deadlines have not all passed become a
+  :class:`~scheduling_opt.lease.LeaseInput` (remaining work, deadline steps
+  relative to the term's start, the cluster's GPUs, each charged Eq. (6)'s
+  rounded-up GPUs under Chronus placement) and a lease solver selects which
+  hold the coming term: ``exact`` (HiGHS) within a per-term time budget,
+  the greedy when it proves nothing in time (``chronus``); the greedy alone
+  (``chronus-greedy``); the exact solver with no fallback
+  (``chronus-exact``). The previous term's selection is the warm start.
+  Jobs holding term 0 run this term: running jobs that are not selected
+  lose their GPUs to them (best effort first, longest remaining first).
+- Between terms, the GPUs left over go, at every event, to the pending jobs
+  in this order: selected jobs, unselected guaranteed jobs by earliest
+  deadline, then best-effort and unguaranteed jobs (and SLO jobs whose
+  deadlines all passed) by shortest remaining time; these run
+  opportunistically until the next term.
+- Placement (§3.4, :mod:`~scheduling_opt.sim.policies.chronus_placement`):
+  the jobs that fit in the free GPUs in that order are placed, the
+  selected ones by round-up consolidation, the others (and a selected job
+  the consolidation could not place) by Algorithm 1's local search with the
+  ``model_info.json`` placement sensitivity (it may spread a job at the
+  table's slower speed instead of leaving it waiting); then the simulator's
+  consolidating best fit tries the jobs still pending on what is left.
+  Chronus re-places best-effort jobs at every 5-minute BE lease; here a
+  spread job is migrated onto its fewest servers as soon as the GPUs left
+  over at an event allow it. ``placement="best-fit"`` keeps the
+  simulator's default rule alone.
 
-Not modelled (docs/reproduction.md): admission control on arrival (every
-SLO job enters the next term's selection, and the selection rejects the ones
-it cannot serve), and the round-up + local-search placement. Chronus (SoCC
-'21) §3.3, §4.3.
+Variants: ``admission=False`` puts every SLO job in each term's selection
+(the selection rejects what it cannot serve); ``placement="best-fit"``.
+Chronus (SoCC '21) §3.3, §3.4.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping, Sequence
 
-from scheduling_opt.lease import LeaseDecision, LeaseInput, exact, greedy, hint_terms
+from scheduling_opt.lease import (
+    LeaseDecision,
+    LeaseInput,
+    admit_jobs,
+    exact,
+    greedy,
+    hint_terms,
+    round_up_gpus,
+)
 from scheduling_opt.model import Job, RewardStep
-from scheduling_opt.sim.cluster import Placement
+from scheduling_opt.scaling import TableModel
+from scheduling_opt.sim.cluster import FreeMap, Placement
+from scheduling_opt.sim.policies.chronus_placement import place_jobs
 from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.speed import bundled_table
 from scheduling_opt.solution import Solution, Status
+
+_MODES = {"budget": "chronus", "greedy": "chronus-greedy", "exact": "chronus-exact"}
 
 
 class Chronus:
-    """Chronus' lease-term selection over a simulated cluster.
+    """Chronus' admission control, lease-term selection and placement over a simulated cluster.
 
     Parameters
     ----------
@@ -50,19 +95,41 @@ class Chronus:
     max_terms : int
         Deadlines further than this many terms count as met at it (keeps
         the model small; the paper's horizon is the trace's).
+    admission : bool
+        Admission control on arrival (§3.3.2); False: every SLO job enters
+        each term's selection.
+    admission_time_limit : float
+        Seconds for one admission's feasibility MILP.
+    admission_prove : bool or None
+        Run the feasibility MILP when the greedy and EDF find no schedule
+        (None: only in ``exact`` mode; otherwise such a job is rejected, the
+        conservative answer, and the run stays deterministic and fast).
+    placement : {"chronus", "best-fit"}
+        Round-up consolidation + local search (§3.4), or the simulator's
+        default consolidating best fit.
+    search_space : int
+        Local search's |S| per call.
+    placement_time_limit : float
+        Seconds per local-search call (its best combination so far past it).
+    placement_table : bool
+        Use the bundled ``model_info.json`` sensitivity in the local search
+        (False: every span is worth its GPUs).
 
     Examples
     --------
     >>> from scheduling_opt.sim import ClusterSpec, SimJob, Workload, simulate
     >>> w = Workload.of([SimJob("a", 0.0, 8, 30.0, deadlines=((40.0, 100.0),)),
     ...                  SimJob("b", 0.0, 8, 10.0)], "demo")
-    >>> out = simulate(w, ClusterSpec.uniform(1, 8), Chronus(mode="greedy"))
+    >>> policy = Chronus(mode="greedy")
+    >>> out = simulate(w, ClusterSpec.uniform(1, 8), policy)
     >>> out.end  # the SLO job holds the first terms, the best-effort job waits
     (30.0, 40.0)
+    >>> policy.stats()["admitted"], policy.stats()["rejected"]
+    (1.0, 0.0)
 
     References
     ----------
-    Chronus (SoCC '21) §3.3.2-§3.3.4, §4.3.
+    Chronus (SoCC '21) §3.3.2-§3.3.5, §3.4.
     """
 
     def __init__(
@@ -72,49 +139,203 @@ class Chronus:
         lease_length: float = 20.0,
         time_limit: float = 10.0,
         max_terms: int = 72,
+        admission: bool = True,
+        admission_time_limit: float = 1.0,
+        admission_prove: bool | None = None,
+        placement: str = "chronus",
+        search_space: int = 1000,
+        placement_time_limit: float = 0.5,
+        placement_table: bool = True,
     ) -> None:
-        if mode not in ("budget", "greedy", "exact"):
+        if mode not in _MODES:
             raise ValueError(f"mode must be budget, greedy or exact, got {mode!r}")
-        self.name = {"budget": "chronus", "greedy": "chronus-greedy", "exact": "chronus-exact"}[
-            mode
-        ]
+        if placement not in ("chronus", "best-fit"):
+            raise ValueError(f"placement must be chronus or best-fit, got {placement!r}")
+        self.name = (
+            _MODES[mode]
+            + ("" if admission else "-no-admission")
+            + ("" if placement == "chronus" else "-best-fit")
+        )
         self.mode = mode
         self.lease_length = lease_length
         self.time_limit = time_limit
         self.max_terms = max_terms
+        self.admission = admission
+        self.admission_time_limit = admission_time_limit
+        self.admission_prove = mode == "exact" if admission_prove is None else admission_prove
+        self.placement = placement
+        self.round_up = placement == "chronus"  # Eq. (6) promises the consolidation
+        self.search_space = search_space
+        self.placement_time_limit = placement_time_limit
+        self.table: TableModel | None = bundled_table() if placement_table else None
         self.next_term = -math.inf
         self.selected: set[int] = set()
+        self.guaranteed: set[int] = set()
+        self.spread: set[int] = set()  # running jobs local search spread
         self.last: LeaseDecision | None = None
         self.solver_seconds = 0.0
         self.terms = 0
         self.fallbacks = 0
         self.proven = 0
         self.rewards: list[tuple[float, float]] = []  # (objective, bound) per term
+        self.counts = {
+            "admitted": 0,
+            "rejected": 0,
+            "undecided": 0,
+            "admitted_quick": 0,
+            "demoted": 0,
+            "placement_calls": 0,
+            "spread_starts": 0,
+            "consolidated_moves": 0,
+        }
+        self.load: list[int] = []  # GPUs per term the guaranteed schedule holds
+        self.load_origin: float | None = None
+        self.admission_seconds = 0.0
+        self.placement_seconds = 0.0
+        self.placement_max = 0.0
+
+    # -- lease terms --------------------------------------------------------
+
+    def _charged(self, gpus: int) -> int:
+        return round_up_gpus(gpus) if self.round_up else gpus
+
+    def _lease_job(self, st: JobView, now: float, origin: float) -> Job | None:
+        """The job in the lease model from ``origin``, or None when no deadline is reachable."""
+        steps = [(t - origin, v) for t, v in st.job.deadlines if t > origin]
+        remaining = max(st.remaining(now), 1e-9)
+        need = math.ceil(remaining / self.lease_length)
+        if not steps or min(math.floor(steps[-1][0] / self.lease_length), self.max_terms) < need:
+            return None
+        return Job(
+            str(st.index),
+            st.job.gpus,
+            st.job.gpus,
+            remaining,
+            deadlines=tuple(RewardStep(t, v) for t, v in steps),
+        )
+
+    def _admit(self, view: View, origin: float, *, quick: bool) -> None:
+        """Admission control of the SLO jobs that arrived (§3.3.2), in arrival order.
+
+        ``quick``: first try the candidate in the room the current guaranteed
+        schedule (``self.load``) leaves, O(H); only when it does not fit
+        there, the full check over every guaranteed job.
+        """
+        started = time.perf_counter()
+        now, capacity = view.now, sum(view.capacity)
+        current: list[Job] | None = None
+        for st in sorted(view.arrived, key=lambda s: s.index):
+            if not st.job.slo:
+                continue
+            candidate = self._lease_job(st, now, origin)
+            admitted = False
+            if candidate is not None and quick and self._fits(candidate, origin, capacity):
+                admitted = True
+                self.counts["admitted_quick"] += 1
+            elif candidate is not None:
+                if current is None:
+                    current = self._guaranteed_jobs(view, origin)
+                verdict = admit_jobs(
+                    current,
+                    candidate,
+                    capacity,
+                    self.lease_length,
+                    round_up=self.round_up,
+                    max_terms=self.max_terms,
+                    time_limit=self.admission_time_limit,
+                    prove=self.admission_prove,
+                )
+                admitted = verdict.admitted
+                if verdict.status is Status.TIME_LIMIT:
+                    self.counts["undecided"] += 1
+                if admitted and verdict.schedule is not None and verdict.schedule.decision:
+                    self._set_load(verdict.schedule.decision.terms, [*current, candidate], origin)
+            if admitted and candidate is not None:
+                self.guaranteed.add(st.index)
+                if current is not None:
+                    current.append(candidate)
+                self.counts["admitted"] += 1
+            else:
+                self.counts["rejected"] += 1
+        self.admission_seconds += time.perf_counter() - started
+
+    def _guaranteed_jobs(self, view: View, origin: float) -> list[Job]:
+        out: list[Job] = []
+        for st in sorted((*view.pending.values(), *view.running.values()), key=lambda s: s.index):
+            if st.index in self.guaranteed:
+                job = self._lease_job(st, view.now, origin)
+                if job is not None:
+                    out.append(job)
+        return out
+
+    def _set_load(
+        self, terms: Mapping[str, Sequence[int]], jobs: Sequence[Job], origin: float
+    ) -> None:
+        """The GPUs per term that a schedule of the guaranteed jobs holds, from ``origin``."""
+        gpus = {job.id: self._charged(job.max_gpus) for job in jobs}
+        load = [0] * (self.max_terms + 2)
+        for job_id, held in terms.items():
+            for k in held:
+                load[k] += gpus[job_id]
+        self.load, self.load_origin = load, origin
+
+    def _fits(self, job: Job, origin: float, capacity: int) -> bool:
+        """Add ``job`` to the guaranteed schedule in the latest terms with room before its last deadline.
+
+        The guaranteed schedule plus these terms is a schedule meeting a
+        deadline of every job: admission proven without a new search.
+        """
+        if self.load_origin is None:
+            return False
+        shift = round((origin - self.load_origin) / self.lease_length)
+        need = math.ceil(job.duration / self.lease_length)
+        due = min(math.floor(job.deadlines[-1].time / self.lease_length), self.max_terms)
+        gpus = self._charged(job.max_gpus)
+        load = self.load
+        picked = [shift + k for k in range(due - 1, -1, -1) if load[shift + k] + gpus <= capacity][
+            :need
+        ]
+        if len(picked) < need:
+            return False
+        for k in picked:
+            load[k] += gpus
+        return True
 
     def _select(self, view: View) -> None:
         now = view.now
         jobs = []
         for st in sorted((*view.pending.values(), *view.running.values()), key=lambda s: s.index):
-            steps = [(t - now, v) for t, v in st.job.deadlines if t > now]
-            if not steps:
+            if not st.job.slo or (self.admission and st.index not in self.guaranteed):
                 continue
-            jobs.append(
-                Job(
+            if self.admission:
+                job = self._lease_job(st, now, now)
+                if job is None:
+                    # Its deadlines are out of reach: served as best effort from now on.
+                    self.guaranteed.discard(st.index)
+                    self.counts["demoted"] += 1
+                    continue
+            else:
+                steps = [(t - now, v) for t, v in st.job.deadlines if t > now]
+                if not steps:
+                    continue
+                job = Job(
                     str(st.index),
                     st.job.gpus,
                     st.job.gpus,
                     max(st.remaining(now), 1e-9),
                     deadlines=tuple(RewardStep(t, v) for t, v in steps),
                 )
-            )
+            jobs.append(job)
         if not jobs:
             self.selected = set()
             self.last = None
+            self._set_load({}, [], now)
             return
         inp = LeaseInput(
             tuple(jobs),
             capacity=sum(view.capacity),
             lease_length=self.lease_length,
+            round_up=self.round_up,
             max_terms=self.max_terms,
         )
         hint = hint_terms(self.last) if self.last is not None else None
@@ -139,29 +360,48 @@ class Chronus:
             (sol.objective or 0.0, sol.bound if sol.bound is not None else math.nan)
         )
         self.selected = {int(j) for j in decision.run_now} if decision is not None else set()
+        if self.admission and decision is not None:
+            for job_id, level in decision.levels.items():
+                if level is None:
+                    self.guaranteed.discard(int(job_id))
+                    self.counts["demoted"] += 1
+            kept = {j: t for j, t in decision.terms.items() if decision.levels[j] is not None}
+            self._set_load(kept, jobs, now)
 
     def stats(self) -> dict[str, float]:
-        """Counters of the run: terms, solver seconds, proven terms, fallbacks, reward, bound."""
+        """Counters of the run: terms, solver, admission and placement seconds and counts."""
         bounds = [b for _, b in self.rewards if not math.isnan(b)]
-        return {
+        out = {
             "terms": float(self.terms),
             "solver_seconds": self.solver_seconds,
             "proven_terms": float(self.proven),
             "fallbacks": float(self.fallbacks),
             "selected_reward": sum(r for r, _ in self.rewards),
             "reward_bound": sum(bounds) if len(bounds) == len(self.rewards) else math.nan,
+            "admission_seconds": self.admission_seconds,
+            "placement_seconds": self.placement_seconds,
+            "placement_max_seconds": self.placement_max,
         }
+        out.update({k: float(v) for k, v in self.counts.items()})
+        return out
+
+    # -- scheduling ---------------------------------------------------------
 
     def _priority(self, st: JobView, now: float) -> tuple[float, ...]:
         if st.index in self.selected:
             return (0.0, st.job.first_deadline, float(st.index))
-        if st.job.deadlines and st.job.deadlines[-1][0] > now:
+        guaranteed = not self.admission or st.index in self.guaranteed
+        if guaranteed and st.job.deadlines and st.job.deadlines[-1][0] > now:
             return (1.0, st.job.first_deadline, float(st.index))
         return (2.0, st.remaining(now), float(st.index))
 
     def decide(self, view: View) -> Decision:
         now = view.now
         boundary = now >= self.next_term - 1e-9
+        if self.admission and view.arrived:
+            # At a term's start the new jobs join this term's selection; between
+            # terms they can hold a lease from the next term on.
+            self._admit(view, now if boundary else self.next_term, quick=not boundary)
         preempt: list[int] = []
         plan = view.plan()
         if boundary:
@@ -169,7 +409,11 @@ class Chronus:
             self.next_term = now + self.lease_length
             # Selected jobs that wait get GPUs from unselected running jobs.
             need = (
-                sum(st.job.gpus for i, st in view.pending.items() if i in self.selected)
+                sum(
+                    self._charged(st.job.gpus)
+                    for i, st in view.pending.items()
+                    if i in self.selected
+                )
                 - view.free_total
             )
             if need > 0:
@@ -186,14 +430,97 @@ class Chronus:
         if preempt:
             # The engine calls again at once: the starts go on the freed GPUs then.
             return Decision(preempt=tuple(preempt), wake_at=None)
-        starts: list[tuple[int, Placement]] = []
         order = sorted(view.pending.values(), key=lambda st: self._priority(st, now))
+        starts = self._place(plan, order) if self.placement == "chronus" else []
+        placed = {i for i, _ in starts}
         for st in order:
             if plan.total_free == 0:
                 break
+            if st.index in placed:
+                continue
             placement = plan.place(st.job.gpus)
             if placement is not None:
                 plan.take(placement)
                 starts.append((st.index, placement))
+        moves = self._consolidate(view, plan, {i for i, _ in starts}) if self.spread else ()
         wake = self.next_term if (view.pending or view.running) else None
-        return Decision(starts=tuple(starts), wake_at=wake)
+        return Decision(starts=tuple(starts), resize=moves, wake_at=wake)
+
+    def _consolidate(
+        self, view: View, plan: FreeMap, starting: set[int]
+    ) -> tuple[tuple[int, Placement], ...]:
+        """Move spread jobs onto their fewest servers when the GPUs left over allow it.
+
+        Chronus re-places best-effort jobs at every BE lease (§3.3.5); the
+        simulator keeps a placement until the job stops, so a job that local
+        search spread (at the table's slower speed) is migrated back as soon
+        as the leftover GPUs hold it consolidated.
+        """
+        moves: list[tuple[int, Placement]] = []
+        fewest_of = max(plan.capacity)
+        for index in sorted(self.spread - starting):
+            st = view.running.get(index)
+            fewest = -(-st.job.gpus // fewest_of) if st is not None else 0
+            if st is None or len(st.placement) <= fewest:
+                self.spread.discard(index)
+                continue
+            plan.give(st.placement)
+            target = plan.place(st.job.gpus)
+            if target is not None and len(target) <= fewest:
+                plan.take(target)
+                moves.append((index, target))
+                self.spread.discard(index)
+                self.counts["consolidated_moves"] += 1
+            else:
+                plan.take(st.placement)
+        return tuple(moves)
+
+    def _place(self, plan: FreeMap, order: list[JobView]) -> list[tuple[int, Placement]]:
+        """Round-up consolidation of the selected jobs, local search of the others (§3.4)."""
+        room = plan.total_free
+        chosen: list[JobView] = []
+        for st in order:
+            if room == 0:
+                break
+            if st.job.gpus <= room:
+                chosen.append(st)
+                room -= st.job.gpus
+        if not chosen:
+            return []
+        started = time.perf_counter()
+        starts: list[tuple[int, Placement]] = []
+        selected = [st for st in chosen if st.index in self.selected]
+        rest = [st for st in chosen if st.index not in self.selected]
+        if selected:
+            got = place_jobs(
+                plan.capacity, plan.free, [st.job for st in selected], method="round-up", table=None
+            )
+            for st, placement in zip(selected, got, strict=True):
+                if placement is None:
+                    rest.insert(0, st)
+                else:
+                    plan.take(placement)
+                    starts.append((st.index, placement))
+        if rest:
+            got = place_jobs(
+                plan.capacity,
+                plan.free,
+                [st.job for st in rest],
+                method="local-search",
+                table=self.table,
+                search_space=self.search_space,
+                time_limit=self.placement_time_limit,
+            )
+            fewest = max(plan.capacity)
+            for st, placement in zip(rest, got, strict=True):
+                if placement is not None:
+                    plan.take(placement)
+                    starts.append((st.index, placement))
+                    if len(placement) > -(-st.job.gpus // fewest):
+                        self.counts["spread_starts"] += 1
+                        self.spread.add(st.index)
+        spent = time.perf_counter() - started
+        self.placement_seconds += spent
+        self.placement_max = max(self.placement_max, spent)
+        self.counts["placement_calls"] += 1
+        return starts
