@@ -41,6 +41,14 @@ from scheduling_opt.solution import Status
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 
+#: Tasks CP-SAT's deterministic (interleaved) search runs between two
+#: synchronizations. OR-Tools' default (3 x workers = 24) was up to 67x
+#: slower than the racing portfolio on the batch-size, placement, mckp and
+#: lease models (g64: 9 s vs 0.3 s of CPU); one task per batch was the fastest
+#: setting measured (1, 2, 4, 8, 16, 24): 0.5-2x racing's CPU on most
+#: models, up to 26x on a few (docs/benchmarks.md, "CP-SAT determinism").
+INTERLEAVE_BATCH_SIZE = 1
+
 #: Relative MIP gap under which HiGHS may call a solution optimal. HiGHS'
 #: default (1e-4) would call a 0.01%-suboptimal answer "optimal" on real-valued
 #: objectives; this keeps "optimal" honest up to floating-point tolerance.
@@ -181,6 +189,7 @@ def solve_cpsat(
     seed: int = 0,
     started: float | None = None,
     deterministic: bool = True,
+    work_limit: float | None = None,
 ) -> CpSatOutcome:
     """Solve a CP-SAT model with a time limit and an explicit worker count.
 
@@ -191,13 +200,18 @@ def solve_cpsat(
 
     ``deterministic`` (the default): with more than one worker, CP-SAT's
     ``interleave_search`` runs the portfolio's subsolvers in deterministic
-    batches (``interleave_batch_size`` 0: CP-SAT's default batch) and
-    synchronizes them between batches, so the same model and seed give the
-    same solution on every run, whatever the thread timing, unless the time
-    limit stops the search (issue 17: the racing portfolio returned a
-    different one of several optima on most runs with one seed). One worker
-    is deterministic by itself and is left as is. False races the workers
-    (OR-Tools' default): sometimes faster, any optimum.
+    batches of :data:`INTERLEAVE_BATCH_SIZE` tasks and synchronizes them
+    between batches, so the same model and seed give the same solution on
+    every run, whatever the thread timing, unless the time limit stops the
+    search (issue 17: the racing portfolio returned different optima of one
+    model on runs with one seed). One worker is deterministic by itself and
+    is left as is. False races the workers (OR-Tools' default): up to a few
+    times faster on some models, any optimum.
+
+    ``work_limit``: CP-SAT's ``max_deterministic_time`` (its own count of
+    work, 1.4-3.3 CPU seconds per unit on the batch-size models here), a budget
+    that, unlike ``time_limit``, stops a deterministic search at the same
+    point however loaded the machine is. Stopped by it: ``time_limit``.
     """
     from ortools.sat.python import cp_model
 
@@ -210,7 +224,11 @@ def solve_cpsat(
     solver.parameters.max_time_in_seconds = limit
     solver.parameters.num_workers = num_workers
     solver.parameters.random_seed = seed
-    solver.parameters.interleave_search = deterministic and num_workers > 1
+    if work_limit is not None:
+        solver.parameters.max_deterministic_time = _check_limit(work_limit)
+    if deterministic and num_workers > 1:
+        solver.parameters.interleave_search = True
+        solver.parameters.interleave_batch_size = INTERLEAVE_BATCH_SIZE
     solver.parameters.log_search_progress = False
     start = time.perf_counter()
     with stdout_to_stderr():

@@ -4,29 +4,33 @@ First a certificate: the greedy fill (O(G (G + J))) is returned as
 ``optimal`` when it meets the relaxation bound
 (:func:`~scheduling_opt.batch_size.lower_bound`, a proven lower bound) to a
 relative 1e-8, as on every generated instance with more jobs than GPUs.
-Then a size test picks the branch: separable inputs and clusters of at most
-:data:`AUTO_EXACT_GPUS` GPUs run :func:`~scheduling_opt.batch_size.exact`
-(the knapsack DP, or CP-SAT with one worker up to :data:`SINGLE_WORKER_GPUS`
-GPUs, eight above) under a budget of :data:`AUTO_EXACT_BUDGET` seconds; an
+Then the exact branch: a separable input runs the knapsack DP
+(:func:`~scheduling_opt.batch_size.exact_separable`); an input the DP did
+not prove, separable or of at most :data:`AUTO_EXACT_GPUS` GPUs, runs
+:func:`~scheduling_opt.batch_size.exact_cpsat` (8 workers, deterministic)
+under a budget of :data:`AUTO_EXACT_WORK` units of CP-SAT's deterministic
+time, so that whether it proves does not depend on the machine's load. An
 unproven run, or a larger cluster, gets the ONES search
-(:func:`~scheduling_opt.batch_size.ones`). Measured on the generated
-instances (docs/batch-size.md): CP-SAT proves every 8-64-GPU instance in
-0.01-0.5 s, faster than the search, and proves none at 128-512 GPUs within
-1 s. ONES, Bian et al., SC 2021, §3.2. Complexity: the exact branch's (CP-SAT:
-exponential worst case, budgeted) plus the search's.
+(:func:`~scheduling_opt.batch_size.ones`) with the time left. Measured on
+the generated instances (docs/batch-size.md): CP-SAT proves every 8-64-GPU
+instance within 0.8 units (0.004-1.1 s of CPU), faster than the search, and
+none at 128-512 GPUs within 1 s. ONES, Bian et al., SC 2021, §3.2.
+Complexity: the exact branch's (CP-SAT: exponential worst case, budgeted)
+plus the search's.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from scheduling_opt.batch_size.exact import (
-    CPSAT_WORKERS,
     MAX_CPSAT_VARIABLES,
     ROUNDING_TOLERANCE,
     cpsat_variables,
-    exact,
     exact_cpsat,
+    exact_separable,
 )
 from scheduling_opt.batch_size.greedy import greedy
 from scheduling_opt.batch_size.model import BatchSizeInput, Schedule
@@ -34,14 +38,19 @@ from scheduling_opt.batch_size.search import ones
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
-#: Largest cluster (GPUs) on which ``auto`` tries the exact model first: the
-#: generated 64-GPU instances are proved in 0.3-0.5 s, the 128-GPU ones not in 1 s.
+#: Largest cluster (GPUs) on which ``auto`` tries the CP-SAT model first: the
+#: generated 64-GPU instances are proved in 0.06-0.8 units of work (0.2-1.1 s
+#: of CPU), the 128-GPU ones in 4 units at best (6 s of CPU).
 AUTO_EXACT_GPUS = 64
-#: Seconds the exact branch may take before the search gets the rest of the limit.
-AUTO_EXACT_BUDGET = 2.0
-#: Up to this many GPUs CP-SAT runs one worker (twice as fast as eight at 8-16
-#: GPUs on two cores; eight are three times faster at 64).
-SINGLE_WORKER_GPUS = 32
+#: CP-SAT's deterministic time (``max_deterministic_time``) the exact branch
+#: may spend before the search runs: 2.5x the most a generated 8-64-GPU
+#: instance needed (0.77 units, 1.1 s of CPU). A wall-clock budget (2 s
+#: before) let a loaded machine cut proofs short: at least 3 of 5 g64 seeds
+#: fell to the search in the 2026-11-24 bench at load 14-22 (1.7x its time).
+AUTO_EXACT_WORK = 2.0
+#: Share of the time limit the exact branch may take in wall-clock time (the
+#: search keeps the rest when the machine is too slow for the work budget).
+AUTO_EXACT_SHARE = 0.5
 
 
 def auto(
@@ -104,19 +113,36 @@ def auto(
             message="auto: greedy meets the bound",
         )
     proving: Solution[Schedule] | None = None
-    fits = cpsat_variables(inp) <= MAX_CPSAT_VARIABLES
-    if inp.separable or (inp.n_gpus <= AUTO_EXACT_GPUS and fits):
-        budget = min(limit, AUTO_EXACT_BUDGET)
-        workers = 1 if inp.n_gpus <= SINGLE_WORKER_GPUS else CPSAT_WORKERS
+    if inp.separable:
         try:
-            if inp.separable:
-                proving = exact(inp, seed=seed, time_limit=budget)
-            else:
-                proving = exact_cpsat(inp, seed=seed, time_limit=budget, workers=workers)
-        except InstanceTooLargeError:  # a separable input the DP left to a too-large model
+            proving = exact_separable(inp, seed=seed, time_limit=limit * AUTO_EXACT_SHARE)
+        except InstanceTooLargeError:
             proving = None
-        if proving is not None and proving.status is Status.OPTIMAL:
-            return proving.with_(seconds=time.perf_counter() - start, message="auto: exact")
+    fits = cpsat_variables(inp) <= MAX_CPSAT_VARIABLES
+    unproven = proving is None or proving.status is not Status.OPTIMAL
+    if unproven and fits and (inp.separable or inp.n_gpus <= AUTO_EXACT_GPUS):
+        left = limit * AUTO_EXACT_SHARE - (time.perf_counter() - start)
+        if left > 0:
+            # The fill's genome is the hint exact_cpsat would compute again.
+            genes = None if fill.decision is None else np.asarray(fill.decision.assignment)
+            found = exact_cpsat(
+                inp,
+                seed=seed,
+                time_limit=left,
+                work_limit=AUTO_EXACT_WORK,
+                start_genes=genes,
+            )
+            if (
+                proving is None
+                or found.status is Status.OPTIMAL
+                or (
+                    found.objective is not None
+                    and (proving.objective is None or found.objective < proving.objective)
+                )
+            ):
+                proving = found
+    if proving is not None and proving.status is Status.OPTIMAL:
+        return proving.with_(seconds=time.perf_counter() - start, message="auto: exact")
     left = max(limit - (time.perf_counter() - start), 1e-3)
     try:
         found = ones(inp, seed=seed, time_limit=left)

@@ -126,6 +126,8 @@ def exact_cpsat(
     seed: Seed = None,
     time_limit: float | None = None,
     workers: int = CPSAT_WORKERS,
+    work_limit: float | None = None,
+    start_genes: IntArray | None = None,
 ) -> Solution[Schedule]:
     """Exact F with the cross-node penalty by CP-SAT (time limit and bound honest).
 
@@ -139,8 +141,12 @@ def exact_cpsat(
     ``feasible``. The bound is CP-SAT's, less the rounding slack, and never
     below :func:`~scheduling_opt.batch_size.bounds.lower_bound`. Model size
     O(J * cap * 2 + J * servers). ``workers``: CP-SAT's worker count (8 by
-    default; one worker proves 8-16-GPU instances about twice as fast on two
-    cores, eight are 3x faster at 64 GPUs: docs/batch-size.md, ``auto``).
+    default, in CP-SAT's deterministic interleaved search: same seed, same
+    schedule). ``work_limit``: a budget in CP-SAT's deterministic time
+    (:func:`scheduling_opt.exact.solve_cpsat`), independent of the load;
+    stopped by it the run reports ``time_limit`` like a wall-clock stop.
+    ``start_genes``: the hint and fallback schedule (a genome, -1 = idle);
+    None: the greedy fill's, computed here (``auto`` passes the one it has).
 
     Examples
     --------
@@ -167,7 +173,8 @@ def exact_cpsat(
             f"{MAX_CPSAT_VARIABLES} (fewer jobs or servers, or a separable instance)",
         )
     # The greedy schedule first: the incumbent when time runs out while building.
-    start_genes = greedy_genes(inp, start + limit)
+    if start_genes is None:
+        start_genes = greedy_genes(inp, start + limit)
     m = cp_model.CpModel()
     sizes = [int(s) for s in inp.node_sizes]
     biggest = max(sizes)
@@ -213,7 +220,9 @@ def exact_cpsat(
     left = limit - (time.perf_counter() - start)
     if left <= 0:
         return _out_of_time(inp, start_genes, start)
-    outcome = backends.solve_cpsat(m, time_limit=left, seed=cp_seed, num_workers=workers)
+    outcome = backends.solve_cpsat(
+        m, time_limit=left, seed=cp_seed, num_workers=workers, work_limit=work_limit
+    )
     if not outcome.has_solution:
         # Stopped before any solution: report the hint (greedy), honestly labeled.
         genes = start_genes

@@ -120,3 +120,31 @@ def test_exact_stopped_early_is_never_worse_than_greedy(seed: int) -> None:
     assert sol.bound is not None
     assert sol.bound <= sol.objective
     check(inp, sol)
+
+
+def test_auto_stops_the_exact_branch_by_its_work_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The budget counts CP-SAT's deterministic time, not wall time: with
+    # almost none CP-SAT cannot prove g16 seed 2 (0.006-0.045 units needed),
+    # however fast the machine, and the search answers.
+    inp = read(generate("g16", 2))
+    monkeypatch.setattr(auto_module, "AUTO_EXACT_WORK", 1e-9)
+    sol = auto(inp, seed=0, time_limit=30)
+    assert sol.status is Status.FEASIBLE
+    assert sol.message.startswith("auto: ones")
+    check(inp, sol)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_auto_returns_exacts_schedule_byte_for_byte(seed: int) -> None:
+    # Same CP-SAT model, same seed, deterministic search: the portfolio adds
+    # only the greedy certificate, never another schedule.
+    from scheduling_opt.batch_size import exact
+
+    inp = read(generate("g16", seed))
+    runs = [auto(inp, seed=seed, time_limit=30) for _ in range(3)]
+    proven = exact(inp, seed=seed, time_limit=30)
+    assert proven.status is Status.OPTIMAL
+    for sol in runs:
+        assert sol.status is Status.OPTIMAL
+        assert sol.message == "auto: exact"
+        assert sol.decision == proven.decision
