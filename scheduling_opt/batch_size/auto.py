@@ -1,9 +1,15 @@
 """The ``auto`` portfolio of ``batch-size`` (the default method): exact where it proves fast.
 
-First a certificate: the greedy fill (O(G (G + J))) is returned as
-``optimal`` when it meets the relaxation bound
-(:func:`~scheduling_opt.batch_size.lower_bound`, a proven lower bound) to a
-relative 1e-8, as on every generated instance with more jobs than GPUs.
+First two exact dynamic programs (:mod:`~scheduling_opt.batch_size.dp`,
+issue 16, 2026-11-26): the integer knapsack over GPU counts with the
+placement relaxed (O(J cap G)); when its own choice places (every job that
+took a packed cost on one server, best-fit decreasing) the placed schedule
+meets the proven bound and is returned as ``optimal``: on every generated
+instance from 8 to 1,024 GPUs, in 0.6-72 ms of CPU. Else, on small clusters
+(:data:`~scheduling_opt.batch_size.dp.SERVER_DP_MAX_WORK`), the server DP
+(multisets of per-server loads) proves it. Then a certificate: the greedy
+fill (O(G (G + J))) is returned as ``optimal`` when it meets the best
+proven bound (the relaxations') to a relative 1e-8.
 Then the exact branch: a separable input runs the knapsack DP
 (:func:`~scheduling_opt.batch_size.exact_separable`); an input the DP did
 not prove, separable or of at most :data:`AUTO_EXACT_GPUS` GPUs, runs
@@ -11,12 +17,10 @@ not prove, separable or of at most :data:`AUTO_EXACT_GPUS` GPUs, runs
 under a budget of :data:`AUTO_EXACT_WORK` units of CP-SAT's deterministic
 time, so that whether it proves does not depend on the machine's load. An
 unproven run, or a larger cluster, gets the ONES search
-(:func:`~scheduling_opt.batch_size.ones`) with the time left. Measured on
-the generated instances (docs/batch-size.md): CP-SAT proves every 8-64-GPU
-instance within 0.8 units (0.004-1.1 s of CPU), faster than the search, and
-none at 128-512 GPUs within 1 s. ONES, Bian et al., SC 2021, §3.2.
-Complexity: the exact branch's (CP-SAT: exponential worst case, budgeted)
-plus the search's.
+(:func:`~scheduling_opt.batch_size.ones`) with the time left. ONES, Bian
+et al., SC 2021, §3.2. Complexity: O(J cap G) for the relaxation, the
+server DP's O(J S G cap) when it runs, then the exact branch's (CP-SAT:
+exponential worst case, budgeted) plus the search's.
 """
 
 from __future__ import annotations
@@ -25,6 +29,14 @@ import time
 
 import numpy as np
 
+from scheduling_opt.batch_size.dp import (
+    SERVER_DP_MAX_WORK,
+    knapsack_relaxation,
+    place,
+    server_dp,
+    server_dp_work,
+)
+from scheduling_opt.batch_size.evaluate import objective, solution_of
 from scheduling_opt.batch_size.exact import (
     MAX_CPSAT_VARIABLES,
     ROUNDING_TOLERANCE,
@@ -33,7 +45,7 @@ from scheduling_opt.batch_size.exact import (
     exact_separable,
 )
 from scheduling_opt.batch_size.greedy import greedy
-from scheduling_opt.batch_size.model import BatchSizeInput, Schedule
+from scheduling_opt.batch_size.model import BatchSizeInput, IntArray, Schedule
 from scheduling_opt.batch_size.search import ones
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
@@ -56,7 +68,7 @@ AUTO_EXACT_SHARE = 0.5
 def auto(
     inp: BatchSizeInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[Schedule]:
-    """Exact when a size test says it proves fast, else (or if unproven) the ONES search.
+    """Exact DPs, a greedy certificate, CP-SAT where it proves fast, else the ONES search.
 
     Parameters
     ----------
@@ -71,11 +83,14 @@ def auto(
     Returns
     -------
     Solution of Schedule
-        ``optimal`` only when proven: the greedy fill meets the relaxation
-        bound (``message`` says ``auto: greedy meets the bound``) or the
-        exact branch proved it (``auto: exact``); otherwise ``feasible``: the better of the exact
+        ``optimal`` only when proven: the knapsack relaxation's choice,
+        placed, meets its bound (``message`` says ``auto: knapsack
+        relaxation placed``), the server DP's schedule meets its bound
+        (``auto: server DP``), the greedy fill meets the best bound of
+        these (``auto: greedy meets the bound``) or CP-SAT proved it
+        (``auto: exact``); otherwise ``feasible``: the better of the exact
         incumbent and the search's schedule, with the best proven lower bound
-        of both (``message`` says ``auto: ones``).
+        of all (``message`` says ``auto: ones``).
 
     Raises
     ------
@@ -89,22 +104,43 @@ def auto(
     >>> from scheduling_opt.batch_size.examples import tiny_input
     >>> sol = auto(tiny_input(), seed=0)
     >>> sol.status.value, sol.decision.gpus, sol.gap, sol.message
-    ('optimal', (2, 2), 0.0, 'auto: exact')
+    ('optimal', (2, 2), 0.0, 'auto: knapsack relaxation placed')
 
     References
     ----------
     ONES (Bian et al., SC 2021), §3.2 (the search) and §3.2.1 (the objective
-    the exact branch proves).
+    the exact branches prove).
     """
     start = time.perf_counter()
     limit = time_limit_of(time_limit)
-    # A certificate first: the greedy fill often meets the relaxation bound
-    # (every generated instance with more jobs than GPUs), which proves it.
+    deadline = start + limit * AUTO_EXACT_SHARE
+    # Exact DPs first (issue 16): a proof in O(J cap G) on every generated
+    # instance, well below the greedy fill's time; each claims optimal only
+    # when a placed schedule's F (recomputed by the objective) meets its bound.
+    bounds: list[float] = []
+    relaxed = knapsack_relaxation(inp, deadline)
+    if relaxed is not None:
+        bounds.append(relaxed.bound)
+        genes = place(inp, relaxed.gpus, relaxed.packed)
+        proof = _certified(inp, genes, relaxed.bound, start, "auto: knapsack relaxation placed")
+        if proof is not None:
+            return proof
+    if server_dp_work(inp) <= SERVER_DP_MAX_WORK:
+        found_dp = server_dp(inp, deadline)
+        if found_dp is not None:
+            bounds.append(found_dp[0])
+            proof = _certified(inp, found_dp[1], found_dp[0], start, "auto: server DP")
+            if proof is not None:
+                return proof
+    # A certificate next: the greedy fill may meet the best bound found so far.
     fill = greedy(inp, seed=seed, time_limit=limit)
+    if fill.bound is not None:
+        bounds.append(fill.bound)
+    best = max(bounds) if bounds else None
     if (
         fill.objective is not None
-        and fill.bound is not None
-        and fill.objective - fill.bound <= ROUNDING_TOLERANCE * max(abs(fill.bound), 1.0)
+        and best is not None
+        and fill.objective - best <= ROUNDING_TOLERANCE * max(abs(best), 1.0)
     ):
         return fill.with_(
             status=Status.OPTIMAL,
@@ -148,7 +184,7 @@ def auto(
         found = ones(inp, seed=seed, time_limit=left)
     except InstanceTooLargeError:  # population x GPUs above the search's limit
         found = fill
-    bounds = [s.bound for s in (found, proving, fill) if s is not None and s.bound is not None]
+    bounds += [s.bound for s in (found, proving, fill) if s is not None and s.bound is not None]
     for other in (proving, fill):
         if (
             other is not None
@@ -159,7 +195,24 @@ def auto(
             found = other
     return found.with_(
         status=Status.FEASIBLE,
-        bound=max(bounds) if bounds else None,
+        bound=min(max(bounds), found.objective) if bounds and found.objective is not None else None,
         seconds=time.perf_counter() - start,
         message="auto: ones" + (f" ({found.message})" if found.message else ""),
     )
+
+
+def _certified(
+    inp: BatchSizeInput, genes: IntArray | None, bound: float, start: float, message: str
+) -> Solution[Schedule] | None:
+    """The schedule of ``genes`` as ``optimal`` if its F meets the proven ``bound``, else None.
+
+    The tolerance is ``exact``'s rounding tolerance (relative 1e-8): the
+    bound is a sum of the same float terms in another order.
+    """
+    if genes is None:
+        return None
+    f = float(objective(inp, genes[None, :])[0])
+    if f - bound > ROUNDING_TOLERANCE * max(abs(bound), 1.0):
+        return None
+    sol = solution_of(inp, genes, Status.OPTIMAL, start, message=message)
+    return sol.with_(bound=sol.objective)

@@ -133,7 +133,9 @@ def exact_cpsat(
 
     Variables: w[j, c, s] one-hot (at most one) over GPU count c and spread s
     (s = 0 only if c fits the largest server), x[j, n] GPUs of job j on
-    server n, z[j, n] = [x > 0]; a packed job (s = 0) uses one server.
+    server n, z[j, n] = [x > 0]; a packed job (s = 0) uses one server; a
+    job whose spread cost is below its packed cost for some c (a custom
+    throughput model) must put GPUs on two servers to take a spread option.
     Costs are scaled to integers (``COST_SCALE`` over the largest |cost|);
     the reported F is recomputed in floating point from the schedule, and
     ``optimal`` is reported only when the rounding cannot hide a better
@@ -207,6 +209,16 @@ def exact_cpsat(
         m.add(sum(x[j, n] for n in range(len(sizes))) == gpus)
         packed = sum(w[k] for k in mine if k[2] == 0)
         m.add(sum(z) <= 1 + (len(sizes) - 1) * (1 - packed))
+        if any(k[2] == 1 and options[k] < options.get((j, k[1], 0), -np.inf) for k in mine):
+            # Spread is cheaper than packed for some count of this job (a
+            # custom throughput model): the spread cost must then be earned by
+            # GPUs on two servers at least, or CP-SAT would "spread" on one
+            # server and prove a value no schedule has. Only then: the models
+            # of every other input stay as they were (same proofs, same answers).
+            spread = sum(w[k] for k in mine if k[2] == 1)
+            for n in range(len(sizes)):
+                m.add(x[j, n] >= z[n])
+            m.add(sum(z) >= 2 * spread)
     for n, size in enumerate(sizes):
         m.add(sum(x[j, n] for j in range(inp.n_jobs)) <= size)
     m.minimize(sum(round(v * scale) * w[k] for k, v in options.items()))

@@ -302,7 +302,7 @@ PROBLEM: Problem[BatchSizeInput, Schedule] = Problem(
     read=read,
     encode=encode,
     methods=(
-        Method("auto", auto, summary="exact if <= 64 GPUs and proved in budget, else ones"),
+        Method("auto", auto, summary="exact DPs, then CP-SAT (<= 64 GPUs), else ones"),
         Method("ones", ones, summary="online evolutionary search (seeded)"),
         Method("greedy", greedy, summary="greedy fill by utilization gain"),
         Method(

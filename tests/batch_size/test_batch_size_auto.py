@@ -17,6 +17,12 @@ auto_module = importlib.import_module("scheduling_opt.batch_size.auto")
 REL = 1e-9
 
 
+def _without_dps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto`` without its exact DPs (issue 16, 2026-11-26): the branches behind them."""
+    monkeypatch.setattr(auto_module, "knapsack_relaxation", lambda inp, deadline: None)
+    monkeypatch.setattr(auto_module, "SERVER_DP_MAX_WORK", -1)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_auto_proves_the_brute_force_optimum_on_small_inputs(seed: int) -> None:
     # 2 servers of 2 GPUs with the cross-node penalty: not separable, CP-SAT branch.
@@ -24,7 +30,12 @@ def test_auto_proves_the_brute_force_optimum_on_small_inputs(seed: int) -> None:
     brute = brute_force(inp)
     sol = auto(inp, seed=seed, time_limit=30)
     assert sol.status is Status.OPTIMAL
-    assert sol.message in ("auto: exact", "auto: greedy meets the bound")
+    assert sol.message in (
+        "auto: knapsack relaxation placed",
+        "auto: server DP",
+        "auto: exact",
+        "auto: greedy meets the bound",
+    )
     assert sol.objective == pytest.approx(brute.objective, rel=REL)
     assert sol.gap == 0.0
     check(inp, sol)
@@ -52,6 +63,7 @@ def test_auto_is_not_optimal_when_the_exact_branch_cannot_prove() -> None:
 
 def test_auto_runs_the_search_above_the_size_test(monkeypatch: pytest.MonkeyPatch) -> None:
     inp = random_input(1, (2, 2), 3, cross_node=True)
+    _without_dps(monkeypatch)  # they prove this input before the size test
     monkeypatch.setattr(auto_module, "AUTO_EXACT_GPUS", 2)  # 4 GPUs: above the test
     sol = auto(inp, seed=0)
     assert sol.objective is not None
@@ -66,11 +78,13 @@ def test_auto_runs_the_search_above_the_size_test(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_auto_certificate_agrees_with_cpsat(seed: int) -> None:
+def test_auto_certificate_agrees_with_cpsat(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # More jobs than GPUs: the greedy fill meets the relaxation bound, and
-    # CP-SAT (8 workers, independent of the bound) finds the same F.
+    # CP-SAT (8 workers, independent of the bound) finds the same F. (The
+    # DPs prove these first; without them the greedy certificate answers.)
     from scheduling_opt.batch_size import exact
 
+    _without_dps(monkeypatch)
     inp = read(generate("g16-n24", seed))
     sol = auto(inp, seed=seed)
     assert sol.status is Status.OPTIMAL
@@ -127,6 +141,7 @@ def test_auto_stops_the_exact_branch_by_its_work_budget(monkeypatch: pytest.Monk
     # almost none CP-SAT cannot prove g16 seed 2 (0.006-0.045 units needed),
     # however fast the machine, and the search answers.
     inp = read(generate("g16", 2))
+    _without_dps(monkeypatch)  # the knapsack relaxation proves g16 before CP-SAT runs
     monkeypatch.setattr(auto_module, "AUTO_EXACT_WORK", 1e-9)
     sol = auto(inp, seed=0, time_limit=30)
     assert sol.status is Status.FEASIBLE
@@ -135,11 +150,16 @@ def test_auto_stops_the_exact_branch_by_its_work_budget(monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize("seed", range(2))
-def test_auto_returns_exacts_schedule_byte_for_byte(seed: int) -> None:
-    # Same CP-SAT model, same seed, deterministic search: the portfolio adds
-    # only the greedy certificate, never another schedule.
+def test_auto_returns_exacts_schedule_byte_for_byte(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Same CP-SAT model, same seed, deterministic search: the CP-SAT branch
+    # adds only the greedy certificate, never another schedule. (The DPs in
+    # front of it prove g16 with their own optimal schedule: the same F,
+    # tests/batch_size/test_batch_size_auto_bound.py.)
     from scheduling_opt.batch_size import exact
 
+    _without_dps(monkeypatch)
     inp = read(generate("g16", seed))
     runs = [auto(inp, seed=seed, time_limit=30) for _ in range(3)]
     proven = exact(inp, seed=seed, time_limit=30)
