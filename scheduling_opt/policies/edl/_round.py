@@ -28,6 +28,10 @@ class Round:
     floors: Mapping[str, int]
     prio: Mapping[str, int]  # position in Tiresias' priority order
     count: dict[str, int] = field(default_factory=dict)  # workers per job, kept by add()
+    # Workers per job in ``state.placement`` (absent: waiting), counted once per round.
+    held: Mapping[str, int] = field(default_factory=dict)
+    # Jobs add() changed (a job placed by keep() and never touched keeps its rows).
+    touched: set[str] = field(default_factory=set)
 
     def copy(self) -> Round:
         alloc = {k: dict(v) for k, v in self.alloc.items()}
@@ -42,12 +46,15 @@ class Round:
             self.floors,
             self.prio,
             dict(self.count),
+            self.held,
+            set(self.touched),
         )
 
     def workers(self, job_id: str) -> int:
         return self.count.get(job_id, 0)
 
     def add(self, job_id: str, server: str, n: int) -> None:
+        self.touched.add(job_id)
         self.count[job_id] = self.count.get(job_id, 0) + n
         servers = self.alloc.setdefault(job_id, {})
         servers[server] = servers.get(server, 0) + n
@@ -56,6 +63,19 @@ class Round:
         if not servers:
             del self.alloc[job_id]
         self.free[server] -= n * self.jobs[job_id].job.gpus_per_worker
+
+    def keep(self, job_id: str, servers: Mapping[str, int], workers: int) -> None:
+        """Place an absent job on ``servers`` (counts > 0 summing to ``workers``) in one step.
+
+        What ``add`` once per server does, less the bookkeeping: a kept job is
+        not ``touched``.
+        """
+        self.alloc[job_id] = dict(servers)
+        self.count[job_id] = workers
+        g = self.jobs[job_id].job.gpus_per_worker
+        free = self.free
+        for server, n in servers.items():
+            free[server] -= n * g
 
     def floor(self, j: EdlJob) -> int:
         """Fewest workers compaction may leave a job with (its minimum and the QoS r)."""

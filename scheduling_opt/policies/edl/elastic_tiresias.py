@@ -16,11 +16,12 @@ expansion O(W J S) for W workers added.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from scheduling_opt.model import Placement
+from scheduling_opt.model import Placement, PlacementRow
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.compaction import compact
 from scheduling_opt.policies.edl.model import (
@@ -30,18 +31,32 @@ from scheduling_opt.policies.edl.model import (
     Mode,
     cluster_throughput,
     qos_floor,
+    worker_counts,
 )
-from scheduling_opt.policies.locality import locality_limit, pick_servers
+from scheduling_opt.policies.locality import pick_servers
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
 
 def _priority(state: EdlState, queue: Mapping[str, int]) -> list[EdlJob]:
-    """Tiresias order: lower queue first, FIFO (arrival order) inside a queue."""
-    order = {j.id: i for i, j in enumerate(state.jobs)}
-    return sorted(state.jobs, key=lambda j: (queue[j.id], order[j.id]))
+    """Tiresias order: lower queue first, FIFO (arrival order) inside a queue.
+
+    Python's sort is stable, so sorting the arrival-ordered jobs by queue
+    alone keeps FIFO inside a queue.
+    """
+    return sorted(state.jobs, key=lambda j: queue[j.job.id])
 
 
-def _place_gang(r: Round, j: EdlJob, workers: int) -> dict[str, int] | None:
+def _largest(r: Round, j: EdlJob, cache: dict[str | None, int]) -> int:
+    """m: GPUs of the largest server j's GPU type fits (0: none), once per type and round."""
+    t = j.job.gpu_type
+    if t not in cache:
+        cache[t] = max((s.gpus for s in r.state.cluster.servers if j.job.fits(s)), default=0)
+    return cache[t]
+
+
+def _place_gang(
+    r: Round, j: EdlJob, workers: int, largest: dict[str | None, int]
+) -> dict[str, int] | None:
     """``workers`` whole workers on free GPUs, on at most ceil(P_j g / m) servers."""
     d = j.job.gpus_per_worker
     usable = {
@@ -49,7 +64,9 @@ def _place_gang(r: Round, j: EdlJob, workers: int) -> dict[str, int] | None:
         for s in r.state.cluster.servers
         if j.job.fits(s) and r.free[s.id] >= d
     }
-    limit = locality_limit(r.state.cluster, j.job, j.requested_gpus)
+    # locality_limit's formula with m cached per GPU type (it scans every server).
+    m = _largest(r, j, largest)
+    limit = math.ceil(j.requested_gpus / m) if m else 0
     servers = pick_servers(usable, workers, limit, r.rank)
     if sum(usable[s] for s in servers) < workers:
         return None
@@ -62,7 +79,7 @@ def _place_gang(r: Round, j: EdlJob, workers: int) -> dict[str, int] | None:
     return out
 
 
-def _base_plan(r: Round) -> tuple[list[str], list[str]]:
+def _base_plan(r: Round, order: list[EdlJob]) -> tuple[list[str], list[str]]:
     """Tiresias: in priority order, a job is in the plan if its GPUs still fit the cluster.
 
     A running job keeps its workers and placement; one that no longer fits is
@@ -73,19 +90,23 @@ def _base_plan(r: Round) -> tuple[list[str], list[str]]:
     started, preempted = [], []
     keep: list[EdlJob] = []
     start: list[EdlJob] = []
-    for j in _priority(r.state, r.queue):
-        running = r.state.placement.workers_of(j.id)
-        demand = (running or j.parallelism) * j.job.gpus_per_worker
+    held = r.held  # local names: this loop runs over every job at every round
+    for j in order:
+        job = j.job
+        running = held.get(job.id, 0)
+        demand = (running or j.parallelism) * job.gpus_per_worker
         if demand <= budget:
             budget -= demand
             (keep if running else start).append(j)
         elif running:
-            preempted.append(j.id)
+            preempted.append(job.id)
+    servers_of = r.state.placement.servers_of
     for j in keep:
-        for s, n in r.state.placement.servers_of(j.id).items():
-            r.add(j.id, s, n)
+        k = j.job.id
+        r.keep(k, servers_of(k), held[k])
+    largest: dict[str | None, int] = {}
     for j in start:
-        where = _place_gang(r, j, j.parallelism)
+        where = _place_gang(r, j, j.parallelism, largest)
         if where is not None:
             for s, n in where.items():
                 r.add(j.id, s, n)
@@ -155,6 +176,28 @@ def _expansion_server(r: Round, j: EdlJob, p: int, fitting: _Fitting) -> str | N
     return None
 
 
+def _placement(r: Round) -> Placement:
+    """``Placement.from_mapping(r.alloc)``, reusing the rows of the jobs the round kept as they ran.
+
+    Most running jobs keep their servers from round to round, and building
+    and validating a row per (job, server) at every round was a large part
+    of the step. A job placed by ``Round.keep`` and never ``touched`` has
+    exactly its rows of ``state.placement``, in the same server order
+    (``keep`` copies ``servers_of``, which follows the rows). O(rows).
+    """
+    previous: dict[str, list[PlacementRow]] = {}
+    for row in r.state.placement.rows:
+        previous.setdefault(row.job, []).append(row)
+    rows: list[PlacementRow] = []
+    touched = r.touched
+    for job, servers in r.alloc.items():
+        if job in touched or job not in previous:
+            rows.extend(PlacementRow(job, server, n) for server, n in servers.items() if n)
+        else:
+            rows.extend(previous[job])
+    return Placement(tuple(rows))
+
+
 def queues(state: EdlState) -> tuple[dict[str, int], list[str]]:
     """Every job's queue, and the waiting jobs promoted to G0 for starving.
 
@@ -181,11 +224,16 @@ def queues(state: EdlState) -> tuple[dict[str, int], list[str]]:
     ----------
     Tiresias (NSDI '19) §4 (discretized 2D-LAS, starvation); EDL (TPDS '22) §6.3.
     """
+    return _queues(state, worker_counts(state.placement))
+
+
+def _queues(state: EdlState, held: Mapping[str, int]) -> tuple[dict[str, int], list[str]]:
+    """:func:`queues` with the placement's worker counts given (``held``)."""
     p = state.params
     out, promoted = {}, []
     for j in state.jobs:
         q = p.queue(j.service)
-        if q and not state.placement.workers_of(j.id) and j.waiting >= p.starvation:
+        if q and j.id not in held and j.waiting >= p.starvation:
             q = 0
             promoted.append(j.id)
         out[j.id] = q
@@ -240,7 +288,9 @@ def elastic_tiresias_step(
     start = time.perf_counter()
     time_limit_of(time_limit)
     p = state.params
-    queue, promoted = queues(state)
+    held = worker_counts(state.placement)
+    queue, promoted = _queues(state, held)
+    order = _priority(state, queue)
     r = Round(
         state,
         p,
@@ -249,16 +299,18 @@ def elastic_tiresias_step(
         queue,
         {s.id: i for i, s in enumerate(state.cluster.servers)},
         state.jobs_by_id,
-        {j.id: qos_floor(j, p.qos) for j in state.jobs},
-        {j.id: i for i, j in enumerate(_priority(state, queue))},
+        {},  # floors: only compaction reads them, filled below when it runs
+        {j.job.id: i for i, j in enumerate(order)},
+        {},
+        held,
     )
-    started, preempted = _base_plan(r)
+    started, preempted = _base_plan(r, order)
     mode: Mode = "none"
-    order = _priority(state, queue)
     if p.elastic:
         waiting = [j for j in order if j.id not in r.alloc]
         if len(waiting) > p.compaction:
             mode = "compaction"
+            r.floors = {j.job.id: qos_floor(j, p.qos) for j in state.jobs}
             # A job Tiresias just preempted waits one round rather than restart
             # smaller at once: stop-and-restart churn in a single round is no scale-in.
             fresh = [j for j in waiting if j.id not in preempted]
@@ -266,13 +318,14 @@ def elastic_tiresias_step(
         elif not waiting:
             mode = "expansion"
             _expand(r, order)
-    resized = {
-        j.id: r.workers(j.id)
-        for j in state.running()
-        if j.id in r.alloc and r.workers(j.id) != state.placement.workers_of(j.id)
-    }
+    count = r.count
+    changed = {k for k, n in held.items() if k in r.alloc and count[k] != n}
+    # In arrival order, as the jobs are (a scan of all jobs only when one changed).
+    resized = (
+        {j.job.id: count[j.job.id] for j in state.jobs if j.job.id in changed} if changed else {}
+    )
     decision = EdlDecision(
-        placement=Placement.from_mapping(r.alloc),
+        placement=_placement(r),
         queues=MappingProxyType(queue),
         promoted=tuple(promoted),
         started=tuple(started),

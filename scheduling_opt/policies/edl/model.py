@@ -89,6 +89,25 @@ class EdlJob:
             if any(x <= 0 for x in speedup):
                 raise InvalidInstanceError("speedup", "values must be finite and > 0")
 
+    @classmethod
+    def _trusted(
+        cls, job: Job, service: float, waiting: float, speedup: tuple[float, ...], requested: int
+    ) -> EdlJob:
+        """An EdlJob from values already in checked form, skipping ``__post_init__``.
+
+        For callers that validated the same job once (an :class:`EdlJob` built
+        the public way) and only change ``service`` and ``waiting``, which
+        must be finite floats >= 0: re-checking every speed-up value at every
+        scheduling event dominated a simulator's run time. O(1).
+        """
+        out = object.__new__(cls)
+        object.__setattr__(out, "job", job)
+        object.__setattr__(out, "service", service)
+        object.__setattr__(out, "waiting", waiting)
+        object.__setattr__(out, "speedup", speedup)
+        object.__setattr__(out, "requested", requested)
+        return out
+
     @property
     def id(self) -> str:
         return self.job.id
@@ -290,6 +309,30 @@ class EdlState:
                 raise e.at(f"jobs[{i}]") from None
         return cls(cluster, tuple(out), placement or Placement(), params or TiresiasParams())
 
+    @classmethod
+    def _trusted(
+        cls,
+        cluster: Cluster,
+        jobs: tuple[EdlJob, ...],
+        placement: Placement,
+        params: TiresiasParams,
+    ) -> EdlState:
+        """A state from parts the caller guarantees valid, skipping ``__post_init__``'s checks.
+
+        The caller must hold what the public constructor checks: unique ids,
+        every placed job known, within min..max workers, on servers of its GPU
+        type and within capacity. For a simulator adapter whose engine already
+        enforces these (EdlJob's and the placement's validation at every event
+        was most of its run time); users build states the public way. O(J).
+        """
+        out = object.__new__(cls)
+        object.__setattr__(out, "cluster", cluster)
+        object.__setattr__(out, "jobs", jobs)
+        object.__setattr__(out, "placement", placement)
+        object.__setattr__(out, "params", params)
+        object.__setattr__(out, "_by_id", MappingProxyType({j.job.id: j for j in jobs}))
+        return out
+
     @property
     def jobs_by_id(self) -> Mapping[str, EdlJob]:
         return self._by_id
@@ -389,4 +432,37 @@ def cluster_throughput(state: EdlState, placement: Placement) -> float:
     ----------
     EDL (TPDS '22) §6.3.
     """
-    return math.fsum(j.throughput(placement.workers_of(j.id)) for j in state.jobs)
+    # fsum is correctly rounded whatever the order, and an idle job adds an
+    # exact 0: summing the placed jobs only (O(rows)) gives the same float.
+    by_id = state.jobs_by_id
+    return math.fsum(
+        by_id[k].throughput(n) for k, n in worker_counts(placement).items() if k in by_id
+    )
+
+
+def worker_counts(placement: Placement) -> dict[str, int]:
+    """Workers per placed job, in order of first appearance; O(rows) for all jobs at once.
+
+    ``placement.workers_of`` sums a job's rows at each call; a round asks for
+    every job's count several times.
+
+    Parameters
+    ----------
+    placement : Placement
+        Any placement.
+
+    Returns
+    -------
+    dict of str to int
+        Job id -> workers (> 0); a job absent from the placement is absent here.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Placement
+    >>> worker_counts(Placement.from_mapping({"a": {"s0": 2, "s1": 1}, "b": {"s1": 3}}))
+    {'a': 3, 'b': 3}
+    """
+    out: dict[str, int] = {}
+    for row in placement.rows:
+        out[row.job] = out.get(row.job, 0) + row.workers
+    return out

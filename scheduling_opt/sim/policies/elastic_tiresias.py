@@ -15,14 +15,19 @@ next starvation promotion of a waiting one. EDL (TPDS '22) §5.1 Algorithm 1,
 Times: the trace's unit; ``unit_seconds`` converts EDL's thresholds (500 and
 10,000 GPU-seconds) and starvation limit (3,600 s) into it (60 for the
 Chronus-Philly minutes). A call costs one step, O(J S log S) for J
-unfinished jobs on S servers.
+unfinished jobs on S servers. The adapter validates each job (its speed-up
+curve, P_j) once, when it first sees it, and keeps each running job's
+placement rows until the job moves; per call it only updates service and
+waiting time and builds the state with the step's trusted constructors
+(the engine already enforces what their checks would: capacity, min..max).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 
-from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
+from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.policies.edl import (
     DEFAULT_COMPACTION,
     DEFAULT_QOS,
@@ -33,6 +38,7 @@ from scheduling_opt.policies.edl import (
     TiresiasParams,
     elastic_tiresias_step,
 )
+from scheduling_opt.policies.edl.model import worker_counts
 from scheduling_opt.sim.cluster import Placement as SimPlacement
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import _curve
@@ -111,8 +117,10 @@ class EdlTiresias:
         )
         self.cluster: Cluster | None = None
         self.capacity: tuple[int, ...] = ()
-        self.jobs: dict[int, Job] = {}
-        self.curves: dict[int, tuple[float, ...]] = {}
+        # Per job: the EdlJob validated once (service and waiting are refreshed per call).
+        self.jobs: dict[int, EdlJob] = {}
+        # Per running job: its engine placement and the same as placement rows.
+        self.rows: dict[int, tuple[SimPlacement, tuple[PlacementRow, ...]]] = {}
         self.offset: dict[int, float] = {}  # service at the last promotion to G0
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
 
@@ -128,34 +136,48 @@ class EdlTiresias:
             self.capacity = capacity
         return self.cluster
 
-    def _job(self, st: JobView) -> Job:
+    def _job(self, st: JobView) -> EdlJob:
         job = self.jobs.get(st.index)
         if job is None:
             j = st.job
-            job = self.jobs[st.index] = Job(str(st.index), j.min_gpus, j.max_gpus, j.work)
-            self.curves[st.index] = speedup(j)
+            model = Job(str(st.index), j.min_gpus, j.max_gpus, j.work)
+            # The public constructor checks the curve and P_j, once per job.
+            job = self.jobs[st.index] = EdlJob(model, 0.0, 0.0, speedup(j), j.gpus)
         return job
+
+    def _rows(self, st: JobView) -> tuple[PlacementRow, ...]:
+        cached = self.rows.get(st.index)
+        if cached is not None and cached[0] == st.placement:
+            return cached[1]
+        job_id = str(st.index)
+        # Zero counts dropped, as Placement.from_mapping does.
+        rows = tuple(PlacementRow(job_id, f"s{s}", g) for s, g in st.placement if g)
+        self.rows[st.index] = (st.placement, rows)
+        return rows
 
     def decide(self, view: View) -> Decision:
         now = view.now
         for st in view.finished:
             self.jobs.pop(st.index, None)
-            self.curves.pop(st.index, None)
+            self.rows.pop(st.index, None)
             self.offset.pop(st.index, None)
         live = sorted((*view.pending.values(), *view.running.values()), key=lambda s: s.index)
         if not live:
             return Decision()
         edl_jobs = []
-        mapping: dict[str, dict[str, int]] = {}
+        rows: list[PlacementRow] = []
+        trusted = EdlJob._trusted
+        offset = self.offset
         for st in live:
-            las = max(0.0, st.service(now) - self.offset.get(st.index, 0.0))
-            waiting = 0.0 if st.placement else max(0.0, now - st.queued_since)
-            job = self._job(st)
-            edl_jobs.append(EdlJob(job, las, waiting, self.curves[st.index], st.job.gpus))
+            # float(): EdlJob's check would convert; both are finite and >= 0 here.
+            las = float(max(0.0, st.service(now) - offset.get(st.index, 0.0)))
+            waiting = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
+            base = self._job(st)
+            edl_jobs.append(trusted(base.job, las, waiting, base.speedup, base.requested))
             if st.placement:
-                mapping[job.id] = {f"s{s}": g for s, g in st.placement}
-        state = EdlState(
-            self._cluster(view), tuple(edl_jobs), Placement.from_mapping(mapping), self.params
+                rows.extend(self._rows(st))
+        state = EdlState._trusted(
+            self._cluster(view), tuple(edl_jobs), Placement(tuple(rows)), self.params
         )
         decision = elastic_tiresias_step(state).decision
         assert decision is not None  # a policy step always decides
@@ -186,13 +208,16 @@ class EdlTiresias:
         """The next threshold crossing of a running job or starvation promotion of a waiting one."""
         p = self.params
         best = math.inf
+        counts = worker_counts(new)
+        thresholds, starvation = p.thresholds, p.starvation
+        levels = len(thresholds)
         for j in state.jobs:
-            q = p.queue(j.service)
-            held = new.workers_of(j.id)
-            if held and q < len(p.thresholds):
-                at = now + (p.thresholds[q] - j.service) / held
+            q = bisect.bisect_right(thresholds, j.service)  # p.queue, inlined: once per job
+            held = counts.get(j.job.id, 0)
+            if held and q < levels:
+                at = now + (thresholds[q] - j.service) / held
             elif q > 0 and not held:
-                at = now + max(0.0, p.starvation - j.waiting)
+                at = now + max(0.0, starvation - j.waiting)
             else:
                 continue
             if now + _EPS < at < best:
