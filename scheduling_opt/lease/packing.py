@@ -45,7 +45,7 @@ import enum
 import time
 from collections.abc import Iterator, Sequence
 
-__all__ = ["Verdict", "pack"]
+__all__ = ["MAX_SEARCH_HORIZON", "Verdict", "pack"]
 
 
 class Verdict(enum.Enum):
@@ -60,8 +60,17 @@ class _OutOfTimeError(Exception):
     pass
 
 
-#: Nodes between two looks at the clock.
-_CLOCK_EVERY = 256
+#: Nodes between two looks at the clock. One: a node costs O(N + H) and its
+#: count vectors more, far above a clock read (~0.1 us); at 256, 500 terms
+#: and 255 jobs of 40 sizes ran 0.26-0.31 s past a 0.05-0.5 s limit.
+_CLOCK_EVERY = 1
+#: Longest horizon (terms) the search takes on; beyond it ``pack`` answers
+#: ``unknown`` at once (the caller falls back to HiGHS). The search recurses
+#: once per term, so a horizon near Python's recursion limit (1,000) raised
+#: RecursionError (LeaseInput accepts deadlines up to MAX_HORIZON = 10,000
+#: terms without ``max_terms``), and the energy rows of :func:`_future_must`
+#: take O(H^2) memory (~250 MB at H = 3,000). Chronus' horizon is 72 terms.
+MAX_SEARCH_HORIZON = 512
 
 
 def _future_must(
@@ -121,7 +130,8 @@ def pack(
     -------
     tuple[list[list[int]] | None, Verdict]
         The sorted terms of each job and ``packed``; None and ``unpackable``
-        (proven by exhausting the reduced tree) or ``unknown`` (time out).
+        (proven by exhausting the reduced tree) or ``unknown`` (time out, or
+        a horizon above :data:`MAX_SEARCH_HORIZON` terms).
 
     Examples
     --------
@@ -137,6 +147,8 @@ def pack(
     if not work:
         return [[] for _ in jobs], Verdict.PACKED
     horizon = max(dl for _, _, dl in work)
+    if horizon > MAX_SEARCH_HORIZON:
+        return None, Verdict.UNKNOWN
     sizes = sorted({g for g, _, _ in work}, reverse=True)
     cls_of = {g: c for c, g in enumerate(sizes)}
     n_cls = len(sizes)
@@ -192,6 +204,8 @@ def pack(
         ) -> Iterator[tuple[int, ...]]:
             # smallest_open: the smallest size left out so far (must not fit at the end);
             # extra[k]: GPUs of jobs left out so far with slack <= k.
+            if time.perf_counter() - start > time_limit:
+                raise _OutOfTimeError  # many sizes: vectors may take long between nodes
             if room - full_after[c] >= smallest_open:
                 return  # even taking everything left, an open size still fits
             if c == n_cls:
@@ -264,7 +278,8 @@ def pack(
 
     try:
         found = dfs(0, [() for _ in range(n_cls)])
-    except _OutOfTimeError:
+    except (_OutOfTimeError, RecursionError):
+        # RecursionError: a caller already deep in the stack; proves nothing either way.
         return None, Verdict.UNKNOWN
 
     if not found:
@@ -282,13 +297,14 @@ def _replay(
     cls_of = {g: c for c, g in enumerate(sizes)}
     left = [rl for _, rl, _ in jobs]
     terms: list[list[int]] = [[] for _ in jobs]
+    # Jobs per size once (a scan of all jobs per size and term cost O(H S N)).
+    of_cls: list[list[int]] = [[] for _ in sizes]
+    for i, (g, rl, _) in enumerate(jobs):
+        if rl > 0:
+            of_cls[cls_of[g]].append(i)
     for tau in range(horizon):
         for c, k in enumerate(choice[tau]):
-            ready = [
-                i
-                for i, (g, _, dl) in enumerate(jobs)
-                if left[i] > 0 and g in cls_of and cls_of[g] == c and horizon - dl <= tau
-            ]
+            ready = [i for i in of_cls[c] if left[i] > 0 and horizon - jobs[i][2] <= tau]
             ready.sort(key=lambda i: (-left[i], i))
             for i in ready[:k]:
                 left[i] -= 1

@@ -283,3 +283,31 @@ def test_without_the_dps_auto_keeps_its_old_branches() -> None:
     sol = auto(inp, seed=0)
     assert sol.message == "auto: greedy meets the bound"
     assert sol.objective == pytest.approx(exact(inp, seed=0).objective, rel=1e-7)
+
+
+def test_the_greedy_fill_gets_the_time_left_after_the_dps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The DPs now run before the fill and may use up to half the limit; the
+    # fill was still given the whole limit (g4096 at 0.5 s: 1.2-1.8 s in all,
+    # fuzz 2026-11-26). A relaxation that takes 0.3 s of a 1 s limit leaves
+    # the fill at most 0.7 s.
+    import time
+
+    from scheduling_opt.batch_size import greedy as real_greedy
+
+    def slow_relaxation(inp: BatchSizeInput, deadline: float) -> None:
+        time.sleep(0.3)
+
+    given_limits: list[float] = []
+
+    def recording_greedy(inp: BatchSizeInput, **kwargs: object) -> object:
+        limit = kwargs["time_limit"]
+        assert isinstance(limit, float)
+        given_limits.append(limit)
+        return real_greedy(inp, seed=0, time_limit=limit)
+
+    monkeypatch.setattr(auto_module, "knapsack_relaxation", slow_relaxation)
+    monkeypatch.setattr(auto_module, "SERVER_DP_MAX_WORK", -1)
+    monkeypatch.setattr(auto_module, "greedy", recording_greedy)
+    auto(seeded_batch_size_input(0, (2, 2), 3), seed=0, time_limit=1.0)
+    assert len(given_limits) == 1
+    assert 0.0 < given_limits[0] <= 0.7 + 1e-9

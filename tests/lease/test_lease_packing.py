@@ -168,9 +168,10 @@ def test_node_limit_gives_unknown_and_answers_repeat() -> None:
     jobs: Jobs = [(1, 1, 3), (1, 1, 3)]
     assert pack(jobs, 5, 60.0, node_limit=1) == (None, Verdict.UNKNOWN)
     assert pack(jobs, 5, 60.0, node_limit=4)[1] is Verdict.PACKED
-    # A time limit of 0 is looked at every _CLOCK_EVERY nodes: a small
-    # search still finishes, a long one would stop with unknown.
-    assert pack(jobs, 5, 0.0)[1] is Verdict.PACKED
+    # The clock is read at every node (every 256 before: 500 terms and 255
+    # jobs of 40 sizes ran 0.26-0.31 s past a 0.05-0.5 s limit, fuzz 2026-11-26):
+    # even a 4-node search stops at once under a limit of 0.
+    assert pack(jobs, 5, 0.0) == (None, Verdict.UNKNOWN)
     # Deterministic: the same answer twice, byte for byte, on a larger choice.
     inp = read(generate("c4-j24", 5))
     rng = random.Random(5)
@@ -239,3 +240,26 @@ def test_synth_p4_6_is_proven() -> None:
     lease.check(inp, sol)
     assert (sol.status, sol.objective) == (Status.OPTIMAL, 17140.0)
     assert sol.bound == pytest.approx(17140.0)
+
+
+def test_a_long_horizon_is_left_to_highs_not_a_recursion_error() -> None:
+    # The search recursed once per term: a deadline ~1,200 terms ahead (allowed
+    # up to MAX_HORIZON without max_terms) raised RecursionError, through
+    # lease.exact too. Above MAX_SEARCH_HORIZON it now answers unknown at once.
+    from scheduling_opt.lease.packing import MAX_SEARCH_HORIZON
+    from scheduling_opt.model import Job, RewardStep
+
+    far = MAX_SEARCH_HORIZON + 700
+    assert pack([(1, 1, far)], 1, 1.0) == (None, Verdict.UNKNOWN)
+    assert pack([(1, 1, MAX_SEARCH_HORIZON)], 1, 1.0)[1] is Verdict.PACKED
+    # 20 jobs of 2 GPUs needing one 1-s term each, M = 8, deadlines ~1,200
+    # terms ahead: by hand, 4 jobs per term fill 5 terms, so every job meets
+    # its deadline and the optimum is the sum of the rewards, 20 x 10 = 200.
+    jobs = [
+        Job(f"j{i}", 2, 2, 1.0, deadlines=(RewardStep(float(far + i), 10.0),)) for i in range(20)
+    ]
+    inp = LeaseInput(jobs, capacity=8, lease_length=1.0)
+    assert sum(1 for j in inp.lease_jobs if j.levels) >= exact_module.SEARCH_MIN_JOBS
+    sol = lease.exact(inp, time_limit=60.0, two_stage=True)
+    lease.check(inp, sol)
+    assert (sol.status, sol.objective) == (Status.OPTIMAL, 200.0)
