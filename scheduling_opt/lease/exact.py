@@ -199,8 +199,8 @@ def _silenced() -> Iterator[None]:
 
     HiGHS (scipy 1.17.1) prints a debug line to stdout
     (``HighsMipSolverData::transformNewIntegerFeasibleSolution``) on models
-    with fixed columns and presolve off: the packing runs, which print
-    nothing else of use.
+    with fixed columns and presolve off: the packing runs and the levels
+    re-solves (after cuts), which print nothing else of use.
     """
     try:
         sys.stdout.flush()
@@ -404,6 +404,10 @@ class _Levels:
         self.ub = ub[self.cols]
         self.step = _granularity(self.c)
         self.duals: tuple[float, NDArray[np.float64]] | None = None
+        # Off after the first fixed solve that falls short of its floor: then
+        # the optimum drops by more than one reward step per cut (jobs large
+        # against M), and every later round would pay for two solves.
+        self.fixing = True
 
     def compact(self, row: Row) -> Row:
         """A row over full-layout columns as one over the level columns (others are 0)."""
@@ -465,7 +469,7 @@ class _Levels:
         a, lo, hi = _matrix(rows, len(self.cols))
         integral = np.ones(len(self.cols), dtype=np.int_)
         zeros = np.zeros(len(self.cols))
-        if floor is not None and self.c.any():
+        if floor is not None and self.fixing and self.c.any():
             if self.step is not None:
                 # Every choice's reward is a multiple of step: so is the best.
                 floor = self.step * np.floor(floor / self.step + 1e-9)
@@ -493,7 +497,7 @@ class _Levels:
                     upper[free],
                     limit,
                     presolve=False,
-                    silence=False,
+                    silence=True,
                 )
             tol = 1e-6 * max(1.0, abs(floor))
             if status is Status.OPTIMAL and y is not None and found is not None:
@@ -508,11 +512,12 @@ class _Levels:
                     return status, self.expand(x), min(floor, max(value, found + fixed))
             elif status is Status.TIME_LIMIT:
                 return status, None, floor
+            self.fixing = False
             limit -= time.perf_counter() - start
             if limit <= 0:
                 return Status.TIME_LIMIT, None, floor
         status, y, found = _highs(
-            self.c, a, lo, hi, integral, zeros, self.ub, limit, presolve=False, silence=False
+            self.c, a, lo, hi, integral, zeros, self.ub, limit, presolve=False, silence=True
         )
         return status, None if y is None else self.expand(y), found
 
@@ -598,7 +603,8 @@ def _two_stage(inp: LeaseInput, model: Model, config: ModelConfig, limit: float)
     if unconfirmed:
         bound = first
     if left() <= 0:
-        return ExactOutcome(Status.TIME_LIMIT, best, bound, "levels found; packing timed out")
+        message = "levels found; packing timed out" if bound is not None else ""
+        return ExactOutcome(Status.TIME_LIMIT, best, bound, message)
     whole = _one_stage(inp, model, left())
     capped = (
         bound if whole.bound is None else whole.bound if bound is None else min(whole.bound, bound)
