@@ -11,6 +11,8 @@ L <= ceil(P g / m) servers, D donors).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import EdlJob
 from scheduling_opt.policies.locality import locality_limit, pick_servers
@@ -71,7 +73,7 @@ def _cheapest_worker(
     return loss, taken
 
 
-def compact(r: Round, j: EdlJob) -> int:
+def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) -> int:
     """Algorithm 1 lines 2-4 for one waiting job: scale in lower-queue jobs to start it.
 
     Workers of j are gathered one at a time on the servers that footnote 4's
@@ -80,6 +82,8 @@ def compact(r: Round, j: EdlJob) -> int:
     worker count k in [min_j, P_j] that maximizes the gain
     S_j(k)/S_j(1) - (the donors' lost normalized throughput) is kept when
     that gain is positive. Returns the workers j starts with (0: it waits).
+    With ``accept``, the round after the start is first built on a copy and
+    kept only if ``accept`` approves it (the step's next-plan check).
     """
     d = j.job.gpus_per_worker
     donors = _donors(r, j)
@@ -122,8 +126,18 @@ def compact(r: Round, j: EdlJob) -> int:
         return 0
     # Ties go to fewer workers: moving GPUs for no gain only costs a rescale.
     k = min(k for g, k in feasible if g >= gain - TOLERANCE)
-    for s, taken in steps[:k]:
+    if accept is not None:
+        final = r.copy()
+        _apply(final, j, steps[:k])
+        if not accept(final):
+            return 0
+    _apply(r, j, steps[:k])
+    return k
+
+
+def _apply(r: Round, j: EdlJob, steps: list[tuple[str, list[str]]]) -> None:
+    """Move the donors' workers of ``steps`` to j, one worker of j per step."""
+    for s, taken in steps:
         for donor in taken:
             r.add(donor, s, -1)
         r.add(j.id, s, 1)
-    return k

@@ -10,7 +10,8 @@ listed in docs/elastic.md.
 
 Complexity per step, J jobs, S servers: ordering O(J log J); the Tiresias
 plan O(J S log S); compaction (:mod:`.compaction`) O(J + S + P L D) per
-waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors);
+waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors),
+plus one re-run of the plan per job it would start (the fixed-point check);
 expansion O(W J S) for W workers added.
 """
 
@@ -112,6 +113,68 @@ def _base_plan(r: Round, order: list[EdlJob]) -> tuple[list[str], list[str]]:
                 r.add(j.id, s, n)
             started.append(j.id)
     return started, preempted
+
+
+def _compact_stable(r: Round, j: EdlJob, order: list[EdlJob]) -> bool:
+    """Compaction of ``j`` (:func:`.compaction.compact`), kept only if the next plan keeps it.
+
+    A start by compaction lies outside Tiresias' budget, and a scale-in frees
+    budget the next call's plan may give to a waiting job ahead of ``j``: the
+    plan run again on the round's placement (no time passed) would then
+    preempt ``j`` or another job. Such a compaction is not made (``j``
+    waits), so a call on the step's own output never preempts. The check
+    costs one plan, O(J S log S), per compaction that would start a job.
+    """
+    return compact(r, j, lambda trial: not _replan_preempts(trial, order)) > 0
+
+
+def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
+    """Would the plan, run on the placement the round has so far, preempt a job?
+
+    The next call sees the same jobs, service and queues (a promoted job that
+    started keeps G0: its service restarts at 0), so the same priority order.
+    """
+    state = r.state
+    placement = Placement.from_mapping(r.alloc)
+    nxt = Round(
+        EdlState._trusted(state.cluster, state.jobs, placement, r.params),
+        r.params,
+        {},
+        {s.id: s.gpus for s in state.cluster.servers},
+        r.queue,
+        r.rank,
+        r.jobs,
+        {},
+        r.prio,
+        {},
+        worker_counts(placement),
+    )
+    _, preempted = _base_plan(nxt, order)
+    return bool(_restore_idle_victims(nxt, preempted))
+
+
+def _restore_idle_victims(r: Round, preempted: list[str]) -> list[str]:
+    """Keep running the jobs the plan preempted whose GPUs no started job took.
+
+    In priority order, a victim whose every GPU is still free after the
+    plan's starts goes back on exactly its servers; the others stay
+    preempted (returned, in the same order). In every elastic round:
+    without it, compaction handed an idle victim's GPUs to a waiting job
+    behind it, the next call's plan preempted that job for the same budget
+    reason and compaction gave the GPUs back to the victim, and so on at
+    one instant (docs/elastic.md, rule 5).
+    O(rows of the victims).
+    """
+    held, servers_of = r.held, r.state.placement.servers_of
+    still: list[str] = []
+    for k in preempted:
+        where = servers_of(k)
+        g = r.jobs[k].job.gpus_per_worker
+        if all(r.free[s] >= n * g for s, n in where.items()):
+            r.keep(k, where, held[k])
+        else:
+            still.append(k)
+    return still
 
 
 #: The servers a GPU type fits (cluster order, and as a set) and the largest one's GPUs (m).
@@ -247,8 +310,11 @@ def elastic_tiresias_step(
 
     (1) queues from attained service, starving jobs promoted to G0; (2) the
     Tiresias plan: keep, preempt or start jobs in priority order; (3) with
-    ``params.elastic``: compaction when more than N jobs still wait,
-    expansion when none waits and GPUs are idle.
+    ``params.elastic``: a preempted job whose GPUs no start took keeps
+    running; compaction when more than N jobs still wait (a compaction the
+    plan re-run on the result would undo is not made), expansion when none
+    waits and GPUs are idle. So a call on the step's own output (no time
+    passed) never preempts (docs/elastic.md, rule 5).
 
     Parameters
     ----------
@@ -307,14 +373,18 @@ def elastic_tiresias_step(
     started, preempted = _base_plan(r, order)
     mode: Mode = "none"
     if p.elastic:
+        preempted = _restore_idle_victims(r, preempted)
         waiting = [j for j in order if j.id not in r.alloc]
         if len(waiting) > p.compaction:
             mode = "compaction"
             r.floors = {j.job.id: qos_floor(j, p.qos) for j in state.jobs}
-            # A job Tiresias just preempted waits one round rather than restart
-            # smaller at once: stop-and-restart churn in a single round is no scale-in.
-            fresh = [j for j in waiting if j.id not in preempted]
-            started += [j.id for j in fresh if compact(r, j)]
+            # A job Tiresias just preempted (a start took its GPUs) waits one round
+            # rather than restart smaller at once: stop-and-restart churn in a
+            # single round is no scale-in.
+            gone = set(preempted)
+            for j in waiting:
+                if j.id not in gone and _compact_stable(r, j, order):
+                    started.append(j.id)
         elif not waiting:
             mode = "expansion"
             _expand(r, order)
