@@ -68,11 +68,11 @@ if TYPE_CHECKING:
 __all__ = ["PACKING_ROUNDS", "PACKING_SECONDS", "TWO_STAGE_MIN_JOBS", "exact", "solve_highs"]
 
 #: Jobs (that can meet a deadline) from which ``exact`` solves in two stages.
-#: Measured (CPU ms, mean of 8 seeds, docs/lease.md): j6 17 vs 12 whole,
-#: c1-j10 195 vs 165, c2-j12 302 vs 214, c4-j24 362 vs 528, c16-j60 654 vs
-#: 1392; on small clusters the jobs are large against M and the first
-#: choices of levels often do not pack (4 of 8 at j6 and c1-j10).
-TWO_STAGE_MIN_JOBS = 20
+#: 20 until the packing search; since, wall ms median of 8 seeds
+#: (docs/lease.md), two stages with the search against the whole MILP: j6
+#: 18 vs 9, c1-j10 35 vs 111, c2-j12 39 vs 97. Where the levels never pack
+#: (2 of 8 at c1-j10 and c2-j12) two stages cost about 2x the whole MILP.
+TWO_STAGE_MIN_JOBS = 10
 #: Packings tried (each unpackable choice cut off) before the whole MILP runs;
 #: choices cut by :func:`_dominates` need no packing and do not count (at most
 #: ``5 * PACKING_ROUNDS`` levels solves in all).
