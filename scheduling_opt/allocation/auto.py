@@ -21,9 +21,12 @@ from scheduling_opt.allocation.two_phase import two_phase
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
-#: Largest enumeration ``auto`` runs (measured: 128 allocations take about
-#: 1 ms on the generated n4-n6 instances, as long as two-phase on the slowest).
-AUTO_EXACT_COUNT = 128
+#: Largest enumeration ``auto`` runs. 128 until 2026-11-26; the quiet
+#: standard bench then marked ``auto`` dominated by ``exact`` at n5 (2.30 ms
+#: with a 0.67% gap against 2.42 ms optimal): the planners' branch costs
+#: 0.3-1.8 ms there, the enumeration 1.4-3.7 ms up to 256 allocations (n5,
+#: median of 5 runs), 5-15 ms at 320-1,280 (n6).
+AUTO_EXACT_COUNT = 256
 
 
 def auto(

@@ -206,7 +206,7 @@ PROBLEM: Problem[AllocationInput, AllocationDecision] = Problem(
     read=read,
     encode=encode,
     methods=(
-        Method("auto", auto, summary="exact if <= 128 allocations, else two-phase or max-elastic"),
+        Method("auto", auto, summary="exact if <= 256 allocations, else two-phase or max-elastic"),
         Method("two-phase", two_phase, summary="SJF on base demand + MCKP (Aryl)"),
         Method("fifo", fifo, summary="queue order, full demand, no elasticity"),
         Method("afs", afs, summary="base demand, then best throughput gain per GPU"),
