@@ -20,6 +20,7 @@ from scheduling_opt.policies.edl import elastic_tiresias as et
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.locality import locality_limit
 from scheduling_opt.testing import edl_jobs
+from tests.policies.edl_rollout import rollout
 
 
 def _expand_reference(r: Round, order: list[el.EdlJob]) -> None:
@@ -47,20 +48,6 @@ def _expand_reference(r: Round, order: list[el.EdlJob]) -> None:
         r.add(best[1].id, best[2], 1)
 
 
-def _decisions(state: el.EdlState, rounds: list[tuple[float, int]]) -> list[el.EdlDecision]:
-    out = []
-    s = state
-    for seconds, done in rounds:
-        sol = el.elastic_tiresias_step(s)
-        assert sol.decision is not None
-        out.append(sol.decision)
-        s = el.advance(s, sol.decision, seconds)
-        running = s.placement.jobs()
-        if running:
-            s = el.finish(s, [running[done % len(running)]])
-    return out
-
-
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.integers(1, 8), min_size=1, max_size=5),
@@ -77,10 +64,10 @@ def test_incremental_expansion_decides_as_the_reference(
     state = el.EdlState(
         cluster, tuple(jobs), Placement(), el.TiresiasParams(compaction=n, starvation=3000.0)
     )
-    new = _decisions(state, rounds)
+    new = rollout(state, rounds)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(et, "_expand", _expand_reference)
-        old = _decisions(state, rounds)
+        old = rollout(state, rounds)
     assert new == old
 
 

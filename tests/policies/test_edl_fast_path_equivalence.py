@@ -29,8 +29,8 @@ from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies import edl as el
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.compaction import compact
-from scheduling_opt.policies.edl.elastic_tiresias import _expand
-from scheduling_opt.policies.locality import locality_limit, pick_servers
+from scheduling_opt.policies.edl.elastic_tiresias import _expand, gang_on
+from scheduling_opt.policies.locality import locality_limit
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
 from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
@@ -38,6 +38,7 @@ from scheduling_opt.sim.policy import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload
 from scheduling_opt.testing import edl_jobs
+from tests.policies.edl_rollout import rollout
 
 # --- the step as it was -----------------------------------------------------------------
 
@@ -67,16 +68,8 @@ def _ref_place_gang(r: Round, j: el.EdlJob, workers: int) -> dict[str, int] | No
         if j.job.fits(s) and r.free[s.id] >= d
     }
     limit = locality_limit(r.state.cluster, j.job, j.requested_gpus)
-    servers = pick_servers(usable, workers, limit, r.rank)
-    if sum(usable[s] for s in servers) < workers:
-        return None
-    out: dict[str, int] = {}
-    left = workers
-    for s in servers:
-        n = min(usable[s], left)
-        out[s] = n
-        left -= n
-    return out
+    # Only the locality limit's computation changed; picking and filling did not.
+    return gang_on(usable, workers, limit, r.rank)
 
 
 def _ref_base_plan(r: Round) -> tuple[list[str], list[str]]:
@@ -198,30 +191,6 @@ def _reference_step(state: el.EdlState) -> tuple[el.EdlDecision, float]:
     return decision, throughput
 
 
-def _fast_step(state: el.EdlState) -> tuple[el.EdlDecision, float]:
-    sol = el.elastic_tiresias_step(state)
-    assert sol.decision is not None
-    assert sol.objective is not None
-    return sol.decision, sol.objective
-
-
-def _rounds(
-    state: el.EdlState, rounds: list[tuple[float, int]], step: object
-) -> list[tuple[el.EdlDecision, float, tuple[object, ...]]]:
-    assert callable(step)
-    out = []
-    s = state
-    for seconds, done in rounds:
-        decision, objective = step(s)
-        # The placement's rows too: Placement equality compares them, but say so.
-        out.append((decision, objective, decision.placement.rows))
-        s = el.advance(s, decision, seconds)
-        running = s.placement.jobs()
-        if running:
-            s = el.finish(s, [running[done % len(running)]])
-    return out
-
-
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.integers(1, 8), min_size=1, max_size=5),
@@ -242,7 +211,7 @@ def test_the_step_decides_as_the_reference_over_rounds(
     )
     params = el.TiresiasParams(compaction=n, starvation=3000.0, elastic=elastic)
     state = el.EdlState(cluster, tuple(jobs), Placement(), params)
-    assert _rounds(state, rounds, _fast_step) == _rounds(state, rounds, _reference_step)
+    assert rollout(state, rounds) == rollout(state, rounds, _reference_step)
 
 
 def test_trusted_constructors_build_what_the_public_ones_build() -> None:
@@ -289,28 +258,8 @@ class _ReferenceAdapter(EdlTiresias):
             self._cluster(view), tuple(edl_jobs_), Placement.from_mapping(mapping), self.params
         )
         decision, _ = _reference_step(state)
-        self.modes[decision.mode] += 1
-        for job_id in decision.promoted:
-            index = int(job_id)
-            self.offset[index] = view.pending[index].service(now)
-        new = decision.placement
-
-        def placed(job_id: str) -> tuple[tuple[int, int], ...]:
-            return tuple(sorted((int(s[1:]), n) for s, n in new.servers_of(job_id).items()))
-
-        preempt = tuple(int(i) for i in decision.preempted)
-        resize = []
-        for job_id, workers in decision.resized.items():
-            before = state.placement.workers_of(job_id)
-            resize.append((workers - before, int(job_id), placed(job_id)))
-        resize.sort()
-        starts = tuple((int(i), placed(i)) for i in decision.started)
-        return Decision(
-            starts=starts,
-            preempt=preempt,
-            resize=tuple((i, p) for _, i, p in resize),
-            wake_at=self._wake(now, state, new),
-        )
+        # What follows the step did not change: the adapter's own code for both.
+        return self._apply(view, state, decision)
 
 
 class _Recorder:

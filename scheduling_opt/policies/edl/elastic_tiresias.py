@@ -68,7 +68,18 @@ def _place_gang(
     # locality_limit's formula with m cached per GPU type (it scans every server).
     m = _largest(r, j, largest)
     limit = math.ceil(j.requested_gpus / m) if m else 0
-    servers = pick_servers(usable, workers, limit, r.rank)
+    return gang_on(usable, workers, limit, r.rank)
+
+
+def gang_on(
+    usable: dict[str, int], workers: int, limit: int, rank: dict[str, int]
+) -> dict[str, int] | None:
+    """``workers`` on at most ``limit`` of the ``usable`` servers (free workers each), or None.
+
+    :func:`~scheduling_opt.policies.locality.pick_servers` chooses the
+    servers; they are filled in its order. O(S log S).
+    """
+    servers = pick_servers(usable, workers, limit, rank)
     if sum(usable[s] for s in servers) < workers:
         return None
     out: dict[str, int] = {}

@@ -33,6 +33,7 @@ from scheduling_opt.policies.edl import (
     DEFAULT_QOS,
     DEFAULT_STARVATION,
     DEFAULT_THRESHOLDS,
+    EdlDecision,
     EdlJob,
     EdlState,
     TiresiasParams,
@@ -181,27 +182,17 @@ class EdlTiresias:
         )
         decision = elastic_tiresias_step(state).decision
         assert decision is not None  # a policy step always decides
+        return self._apply(view, state, decision)
+
+    def _apply(self, view: View, state: EdlState, decision: EdlDecision) -> Decision:
+        """Count the rule that ran, restart promoted jobs' service, translate for the engine."""
+        now = view.now
         self.modes[decision.mode] += 1
         for job_id in decision.promoted:
             index = int(job_id)
             self.offset[index] = view.pending[index].service(now)
-        new = decision.placement
-
-        def placed(job_id: str) -> SimPlacement:
-            return tuple(sorted((int(s[1:]), n) for s, n in new.servers_of(job_id).items()))
-
-        preempt = tuple(int(i) for i in decision.preempted)
-        resize = []
-        for job_id, workers in decision.resized.items():
-            before = state.placement.workers_of(job_id)
-            resize.append((workers - before, int(job_id), placed(job_id)))
-        resize.sort()  # shrinks first: their GPUs are what the growths and starts use
-        starts = tuple((int(i), placed(i)) for i in decision.started)
-        return Decision(
-            starts=starts,
-            preempt=preempt,
-            resize=tuple((i, p) for _, i, p in resize),
-            wake_at=self._wake(now, state, new),
+        return engine_decision(
+            decision, state.placement, self._wake(now, state, decision.placement)
         )
 
     def _wake(self, now: float, state: EdlState, new: Placement) -> float | None:
@@ -223,3 +214,47 @@ class EdlTiresias:
             if now + _EPS < at < best:
                 best = at
         return best if best < math.inf else None
+
+
+def engine_decision(decision: EdlDecision, before: Placement, wake_at: float | None) -> Decision:
+    """The engine's :class:`Decision` for one EDL round: starts, preemptions, resizes.
+
+    Server ids ``s<k>`` become the engine's server indices. Resizes go
+    shrinks first: their GPUs are what the growths and starts use. O(J).
+
+    Parameters
+    ----------
+    decision : EdlDecision
+        The step's decision.
+    before : Placement
+        The placement the round started from (a resize's worker change).
+    wake_at : float or None
+        When to call the policy again.
+
+    Returns
+    -------
+    Decision
+        For :func:`~scheduling_opt.sim.simulate`.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Placement
+    >>> d = EdlDecision(Placement.from_mapping({"3": {"s1": 2}}), {}, (), ("3",), (), {}, "none")
+    >>> engine_decision(d, Placement(), None).starts
+    ((3, ((1, 2),)),)
+    """
+    new = decision.placement
+
+    def placed(job_id: str) -> SimPlacement:
+        return tuple(sorted((int(s[1:]), n) for s, n in new.servers_of(job_id).items()))
+
+    resize = sorted(
+        (workers - before.workers_of(job_id), int(job_id), placed(job_id))
+        for job_id, workers in decision.resized.items()
+    )
+    return Decision(
+        starts=tuple((int(i), placed(i)) for i in decision.started),
+        preempt=tuple(int(i) for i in decision.preempted),
+        resize=tuple((i, p) for _, i, p in resize),
+        wake_at=wake_at,
+    )
