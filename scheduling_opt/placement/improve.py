@@ -50,6 +50,8 @@ MAX_MOVES = 1000
 MAX_CANDIDATES = 24
 #: Spread jobs re-placed at most after one ejection (most reward lost first).
 MAX_REPAIRS = 16
+#: Clusters of more servers keep them sorted by free GPUs between moves.
+SORT_KEPT_FROM = 64
 #: Best fits (O(S) each) at most in one call: about 0.3 s on 443 servers.
 IMPROVE_WORK = 20_000
 _EPS = 1e-9
@@ -71,6 +73,9 @@ class _State:
         self.at: list[dict[int, int]] = [{} for _ in range(inp.n_jobs)]
         self.on: list[set[int]] = [set() for _ in range(inp.n_servers)]
         kind = inp.server_type
+        # Servers by (free GPUs, type, index), kept sorted on large clusters only:
+        # on small ones sorting when asked is cheaper than keeping the order.
+        self.keep_order = inp.n_servers > SORT_KEPT_FROM
         self.order = sorted((self.free[s], kind[s], s) for s in range(inp.n_servers))
         # Waiting jobs by class of identical jobs, each class in potential order.
         rank = {j: r for r, j in enumerate(potential_order(inp, range(inp.n_jobs)))}
@@ -101,12 +106,21 @@ class _State:
     # -- bookkeeping -------------------------------------------------------------
 
     def _move(self, s: int, delta: int) -> None:
-        kind = self.inp.server_type[s]
         old = self.free[s]
-        i = bisect_left(self.order, (old, kind, s))
-        del self.order[i]
         self.free[s] = old + delta
-        insort(self.order, (old + delta, kind, s))
+        if self.keep_order:
+            kind = self.inp.server_type[s]
+            del self.order[bisect_left(self.order, (old, kind, s))]
+            insort(self.order, (old + delta, kind, s))
+
+    def _sorted(self, j: int) -> list[tuple[int, int, int]]:
+        """``(free, type, server)`` of job ``j``'s servers with room for a worker, ascending."""
+        inp = self.inp
+        gpw, gtype, kind, free = inp.gpw[j], inp.job_type[j], inp.server_type, self.free
+        if not self.keep_order:
+            return sorted((free[s], kind[s], s) for s in inp.eligible[j] if free[s] >= gpw)
+        order = self.order[bisect_left(self.order, (gpw, -1, -1)) :]
+        return order if gtype < 0 else [x for x in order if x[1] == gtype]
 
     def _take(self, j: int, a: dict[int, int]) -> None:
         if not a:
@@ -152,11 +166,7 @@ class _State:
                 if self.free[s] >= gpw and (gtype < 0 or kind[s] == gtype)
             )
             return [(f // gpw, s) for f, _, s in picked]
-        order = self.order
-        first = bisect_left(order, (gpw, -1, -1))
-        if gtype < 0:
-            return [(f // gpw, s) for f, _, s in order[first:]]
-        return [(f // gpw, s) for f, t, s in order[first:] if t == gtype]
+        return [(f // gpw, s) for f, _, s in self._sorted(j)]
 
     def _requeue(self, j: int) -> None:
         """Place job ``j`` again by quasi-consolidation (or leave it waiting)."""
@@ -276,20 +286,27 @@ class _State:
         lost = sum(inp.rw[e][len(a)] for e, a in evicted.items())
         self._take(t, share)
         base = self.reward(t) - before - lost
-        # The evicted jobs go back first, or the spread jobs take the freed room first
-        # (one evicted job of 16 GPUs can make room for two spread jobs of 8).
-        for repair_first in (False, True) if evicted else (False,):
+        # The evicted jobs go back first; if one larger than t lost reward, the spread
+        # jobs take the freed room first instead (one evicted job of 16 GPUs, spread
+        # again, can make room for two spread jobs of 8 to consolidate).
+        for repair_first in (False, True):
             moved = self._settle(t, evicted, repair_first)
             gain = base + sum(self.reward(e) for e in evicted)
             gain += sum(self.reward(j) - inp.rw[j][len(a)] for j, a in moved.items())
             if gain > _EPS:
                 return True
+            worse = any(
+                inp.gpus(e) > inp.gpus(t) and self.reward(e) < inp.rw[e][len(a)] - _EPS
+                for e, a in evicted.items()
+            )
             for e in evicted:
                 self._drop(e)
             for j in moved:
                 self._drop(j)
             for j, a in moved.items():
                 self._take(j, a)
+            if not worse:
+                break
         self._drop(t)
         for e, a in evicted.items():
             self._take(e, a)
@@ -319,14 +336,28 @@ class _State:
             if tried == MAX_REPAIRS:
                 break
             tried += 1
-            old = self._drop(j)
-            self._requeue(j)
-            if self.reward(j) > inp.rw[j][len(old)] + _EPS:
-                moved[j] = old
-            else:
-                self._drop(j)
-                self._take(j, old)
+            self._spend()
+            # Its best fit as if it left, computed before moving anything.
+            rooms = self._rooms_without(j)
+            n = inp.job_workers[j]
+            k = max(_smallest_span(rooms, n), inp.k_star[j])
+            if inp.rw[j][k] <= inp.rw[j][len(self.at[j])] + _EPS:
+                continue
+            a = _place_span(rooms, n, k)
+            if a is None:
+                continue
+            moved[j] = self._drop(j)
+            self._take(j, dict(a))
         return moved
+
+    def _rooms_without(self, j: int) -> list[tuple[int, int]]:
+        """:meth:`rooms_of` job ``j`` as if its own workers had left, O(S)."""
+        inp = self.inp
+        gpw, kind, mine = inp.gpw[j], inp.server_type, self.at[j]
+        keys = [x for x in self._sorted(j) if x[2] not in mine]
+        for s, w in mine.items():
+            insort(keys, (self.free[s] + w * gpw, kind[s], s))
+        return [(f // gpw, s) for f, _, s in keys if f >= gpw]
 
     def eject_sweep(self) -> bool:
         """One ejection sweep: the first kept move, most reward lost first (False: none)."""

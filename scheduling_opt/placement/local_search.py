@@ -78,7 +78,7 @@ from scheduling_opt.solution import Seed, Solution, time_limit_of
 #: the exact methods' warm starts): the full enumeration on the generated
 #: 443-server, 1,000-job instances examines 118,000-633,000 (0.3-1.5 s of
 #: CPU); on 1,000 servers and fewer jobs it finishes far below this.
-SEARCH_WORK = 200_000
+SEARCH_WORK = 100_000
 
 
 def search_prefix(inp: PlacementInput, order: Sequence[int], search_space: int) -> int:
