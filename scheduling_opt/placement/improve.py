@@ -77,26 +77,18 @@ class _State:
         # on small ones sorting when asked is cheaper than keeping the order.
         self.keep_order = inp.n_servers > SORT_KEPT_FROM
         self.order = sorted((self.free[s], kind[s], s) for s in range(inp.n_servers))
-        # Waiting jobs by class of identical jobs, each class in potential order.
-        rank = {j: r for r, j in enumerate(potential_order(inp, range(inp.n_jobs)))}
-        self.rank = rank
+        # Classes of identical jobs (workers, GPUs per worker, type, reward table).
         keys: dict[tuple[object, ...], int] = {}
-        self.cls: list[int] = []
-        firsts: list[int] = []
-        for j in sorted(range(inp.n_jobs), key=rank.__getitem__):
-            key = (inp.job_workers[j], inp.gpw[j], inp.job_type[j], inp.rw[j])
-            if key not in keys:
-                keys[key] = len(firsts)
-                firsts.append(j)
         self.cls = [
-            keys[(inp.job_workers[j], inp.gpw[j], inp.job_type[j], inp.rw[j])]
+            keys.setdefault((inp.job_workers[j], inp.gpw[j], inp.job_type[j], inp.rw[j]), len(keys))
             for j in range(inp.n_jobs)
         ]
-        self.class_gpus = [inp.gpus(j) for j in firsts]
-        self.pool: list[list[int]] = [[] for _ in firsts]  # ranks of waiting jobs
-        self.by_rank = sorted(range(inp.n_jobs), key=rank.__getitem__)
-        for j in range(inp.n_jobs):
-            insort(self.pool[self.cls[j]], rank[j])
+        # The waiting jobs of each class in potential order, built when first needed.
+        self.pool: list[list[int]] | None = None
+        self.by_rank: list[int] = []
+        self.rank: dict[int, int] = {}
+        self.class_order: list[int] = []
+        self.class_gpus: dict[int, int] = {}
         for j, a in enumerate(assign):
             if a:
                 self._take(j, dict(a))
@@ -130,8 +122,9 @@ class _State:
             self._move(s, -w * gpw)
             self.on[s].add(j)
         self.at[j] = a
-        pool = self.pool[self.cls[j]]
-        del pool[bisect_left(pool, self.rank[j])]
+        if self.pool is not None:
+            pool = self.pool[self.cls[j]]
+            del pool[bisect_left(pool, self.rank[j])]
 
     def _drop(self, j: int) -> dict[int, int]:
         a, gpw = self.at[j], self.inp.gpw[j]
@@ -141,8 +134,26 @@ class _State:
             self._move(s, w * gpw)
             self.on[s].discard(j)
         self.at[j] = {}
-        insort(self.pool[self.cls[j]], self.rank[j])
+        if self.pool is not None:
+            insort(self.pool[self.cls[j]], self.rank[j])
         return a
+
+    def waiting(self) -> list[list[int]]:
+        """The waiting pool: per class (in potential order of its first job) the waiting ranks."""
+        if self.pool is None:
+            inp = self.inp
+            self.by_rank = potential_order(inp, range(inp.n_jobs))
+            self.rank = {j: r for r, j in enumerate(self.by_rank)}
+            firsts: dict[int, int] = {}
+            for j in self.by_rank:
+                firsts.setdefault(self.cls[j], j)
+            self.class_order = list(firsts)
+            self.class_gpus = {c: inp.gpus(j) for c, j in firsts.items()}
+            self.pool = [[] for _ in firsts]
+            for r, j in enumerate(self.by_rank):
+                if not self.at[j]:
+                    self.pool[self.cls[j]].append(r)
+        return self.pool
 
     def reward(self, j: int) -> float:
         return self.inp.rw[j][len(self.at[j])] if self.at[j] else 0.0
@@ -191,7 +202,9 @@ class _State:
         servers = range(inp.n_servers) if among is None else among
         room = sum(self.free[s] for s in servers)
         placed: list[int] = []
-        for c, pool in enumerate(self.pool):
+        pools = self.waiting()
+        for c in self.class_order:
+            pool = pools[c]
             while pool and self.class_gpus[c] <= room:
                 j = self.by_rank[pool[0]]
                 self._spend()
@@ -441,10 +454,12 @@ def improve(
     kept = 0
     while kept < moves and not state.out():
         gained = False
-        if state.fill(None, consolidated=False):
+        # Fill and swap out need waiting jobs; without any, only ejections can gain.
+        wait = any(not a for a in state.at)
+        if wait and state.fill(None, consolidated=False):
             kept += 1
             gained = True
-        spread = [j for j in range(inp.n_jobs) if len(state.at[j]) > inp.k_star[j]]
+        spread = [j for j in range(inp.n_jobs) if len(state.at[j]) > inp.k_star[j]] if wait else []
         spread.sort(key=lambda j: (state.reward(j) - inp.best_rw(j), j))
         for t in spread:
             if kept >= moves or state.out():

@@ -95,6 +95,12 @@ def search_prefix(inp: PlacementInput, order: Sequence[int], search_space: int) 
     return k
 
 
+def on_counts(inp: PlacementInput) -> bool:
+    """Whether the search works on server counts: once servers outnumber the count cells."""
+    shape = shape_of(inp)
+    return shape is not None and shape.size < inp.n_servers
+
+
 class _StopError(Exception):
     """Raised inside the search at its work limit or deadline (an incumbent exists)."""
 
@@ -116,7 +122,9 @@ class _Search:
     and a leaf's completion (quasi-consolidation of the rest) is computed
     once per distinct free state. On counts (:mod:`~scheduling_opt.
     placement.counts`) a state is the servers per (type, free GPUs), so
-    states that differ only by which identical server a job took are one.
+    states that differ only by which identical server a job took are one;
+    on clusters with fewer servers than count cells (or servers of very
+    many GPUs) a state is the free GPUs per server.
     """
 
     def __init__(
@@ -145,7 +153,7 @@ class _Search:
         self.seen: list[dict[tuple[int, ...], float]] = [{} for _ in range(len(top) + 1)]
         # Completion of a leaf state: (value, exact) or (an upper bound, not exact).
         self.done: dict[tuple[int, ...], tuple[float, bool]] = {}
-        self.shape = shape_of(inp)
+        self.shape = shape_of(inp) if on_counts(inp) else None
         if self.shape is not None:
             self.plan = pass_plan(inp, self.shape, rest)
             self.cells = [job_cells(inp, self.shape, j) for j in top]

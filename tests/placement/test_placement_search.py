@@ -26,6 +26,7 @@ from scheduling_opt.placement import (
     check,
     chronus_local_search,
     decide,
+    local_search,
     search_assign,
     total_rw,
     upper_bound,
@@ -198,9 +199,16 @@ def algorithm_1(inp: PlacementInput, search_space: int) -> list[Assignment | Non
 
 
 @settings(max_examples=120, deadline=None)
-@given(inp=mixed_inputs(servers=8, jobs=8), space=st.sampled_from([1, 10, 200, 5000]))
-def test_search_equals_the_plain_enumeration(inp: PlacementInput, space: int) -> None:
-    assign, stopped = search_assign(inp, space)
+@given(
+    inp=mixed_inputs(servers=8, jobs=8),
+    space=st.sampled_from([1, 10, 200, 5000]),
+    counts=st.booleans(),
+)
+def test_search_equals_the_plain_enumeration(inp: PlacementInput, space: int, counts: bool) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        # Both representations, whatever the cluster's size would pick.
+        patch.setattr(local_search, "on_counts", lambda inp: counts)
+        assign, stopped = search_assign(inp, space)
     assert not stopped
     expected = algorithm_1(inp, space)
     assert total_rw(inp, assign) == pytest.approx(total_rw(inp, expected), abs=1e-9)
@@ -215,13 +223,24 @@ def test_search_equals_the_plain_enumeration_on_generated_instances(size: str, s
     assert decide(inp, assign) == decide(inp, algorithm_1(inp, space))
 
 
-def test_search_works_on_servers_past_the_count_cells(monkeypatch: pytest.MonkeyPatch) -> None:
-    inp = read(generate("16", 2))
-    on_counts, _ = search_assign(inp, 5000)
-    monkeypatch.setattr(cnt, "MAX_CELLS", 1)
-    assert cnt.shape_of(inp) is None
-    on_servers, _ = search_assign(inp, 5000)
-    assert on_servers == on_counts == algorithm_1(inp, 5000)
+@pytest.mark.parametrize("size", ["16", "96"])
+def test_search_on_counts_and_on_servers_agree(size: str) -> None:
+    inp = read(generate(size, 2))
+    found = []
+    for counts in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(local_search, "on_counts", lambda inp, counts=counts: counts)
+            found.append(search_assign(inp, 3000)[0])
+    assert found[0] == found[1] == algorithm_1(inp, 3000)
+
+
+def test_servers_of_very_many_gpus_are_searched_on_servers() -> None:
+    cluster = Cluster(TYPES, tuple(Server(f"n{i}", "V100", 5000) for i in range(3)))
+    inp = PlacementInput(cluster, [Job(f"j{i}", 3000, 3000, 60.0) for i in range(4)])
+    assert cnt.shape_of(inp) is None  # 5,001 free levels: no count vector
+    assert not local_search.on_counts(inp)
+    assign, _ = search_assign(inp)
+    assert total_rw(inp, assign) == pytest.approx(total_rw(inp, algorithm_1(inp, 100_000)))
 
 
 def test_work_limit_is_deterministic_and_monotone() -> None:
