@@ -253,7 +253,9 @@ def test_a_long_horizon_is_left_to_highs_not_a_recursion_error() -> None:
 
     far = MAX_SEARCH_HORIZON + 700
     assert pack([(1, 1, far)], 1, 1.0) == (None, Verdict.UNKNOWN)
-    assert pack([(1, 1, MAX_SEARCH_HORIZON)], 1, 1.0)[1] is Verdict.PACKED
+    # A generous limit: the verdict, not the speed, is under test (1 s flaked on a
+    # loaded machine).
+    assert pack([(1, 1, MAX_SEARCH_HORIZON)], 1, 60.0)[1] is Verdict.PACKED
     # 20 jobs of 2 GPUs needing one 1-s term each, M = 8, deadlines ~1,200
     # terms ahead: by hand, 4 jobs per term fill 5 terms, so every job meets
     # its deadline and the optimum is the sum of the rewards, 20 x 10 = 200.
