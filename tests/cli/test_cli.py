@@ -177,7 +177,7 @@ def test_generate_then_solve_round_trip(tmp_path: Path) -> None:
     dp = json.loads(run("solve", str(out), "--method", "dp", "--json", "--verify").stdout)
     milp = json.loads(run("solve", str(out), "--method", "exact-pulp", "--json").stdout)
     assert dp["objective"] == pytest.approx(milp["objective"])
-    assert "unknown size" in one_line_error(run("generate", "mckp", "--size", "huge"))
+    assert "bad size 'huge'" in one_line_error(run("generate", "mckp", "--size", "huge"))
 
 
 def test_list_names_every_problem() -> None:
