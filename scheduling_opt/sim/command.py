@@ -165,9 +165,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the ``simulate`` command; print the table; return the exit code (0)."""
     from scheduling_opt import __version__
 
-    busy = args.servers is None and args.trace is None and args.workload in (None, BUNDLED)
+    bundled = args.trace is None and args.workload in (None, BUNDLED)
+    # The busy size was found at 8 GPUs per server: only then does the header claim it.
+    busy = bundled and args.servers is None and args.gpus_per_server == 8
     if args.servers is None:
-        args.servers = BUNDLED_BUSY_SERVERS if busy else TRACE_SERVERS
+        args.servers = BUNDLED_BUSY_SERVERS if bundled else TRACE_SERVERS
     configs = _configs(args)
     out_dir = Path(args.out) if args.out else None
     client = None

@@ -119,3 +119,13 @@ def test_unknown_policy_error_names_baselines_and_paper_policies() -> None:
     message = str(err.value)
     for known in ("fifo", "tiresias", "chronus", "chronus-exact", "elastic-tiresias"):
         assert repr(known) in message
+
+
+def test_the_busy_claim_is_made_only_for_the_size_the_rule_found(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The rule scanned 8-GPU servers: with 4 GPUs per server, 60 servers is
+    # just a size, not the bundled day's busy size.
+    assert run(_args("--policy", "fifo", "--gpus-per-server", "4", "--out", str(tmp_path))) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.endswith("(5217 jobs), 60 x 4 GPUs; times in minutes")

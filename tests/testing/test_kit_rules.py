@@ -156,7 +156,7 @@ def test_the_strategy_draws_capacities_below_and_above_the_flexible_gpus() -> No
     above = find(
         allocation_inputs(), lambda i: i.running and _flexible(i) <= i.capacity, settings=search
     )
-    # Shrunk: one running job with one flexible GPU over a capacity of 1 ...
+    # Shrunk: one job (1..3 workers of 1 GPU) running 3, so 2 flexible GPUs, capacity 1 ...
     assert (_flexible(below), below.capacity) == (2, 1)
     # ... and one running job whose flexible GPUs the capacity holds.
     assert len(above.running) == 1
