@@ -8,9 +8,12 @@ in the navigation.
 
 from __future__ import annotations
 
+import importlib.util
 import pkgutil
 import re
 from pathlib import Path
+
+import pytest
 
 import scheduling_opt
 
@@ -55,3 +58,29 @@ def test_every_docs_page_is_in_the_navigation() -> None:
     pages = [p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")]
     assert len(pages) >= 20
     assert [p for p in pages if p not in nav] == []
+
+
+def test_sphinx_roles_become_references_and_a_missing_target_a_strict_one() -> None:
+    griffe = pytest.importorskip("griffe")  # the docs extra
+    spec = importlib.util.spec_from_file_location(
+        "roles", ROOT / "tools" / "griffe_sphinx_roles.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    package = griffe.load("scheduling_opt", search_paths=[str(ROOT)])
+    roles.SphinxRoles().on_package(pkg=package)
+    obj = package["sim.busy"]
+    text = ":func:`~scheduling_opt.sim.sweep.run_config` and :data:`BUSY_MISS_RATIO`, :mod:`.sweep`"
+    assert roles._rewrite(text, obj) == (
+        '<autoref identifier="scheduling_opt.sim.sweep.run_config" optional>'
+        "<code>run_config</code></autoref> and "
+        '<autoref identifier="scheduling_opt.sim.busy.BUSY_MISS_RATIO" optional>'
+        "<code>BUSY_MISS_RATIO</code></autoref>, "
+        '<autoref identifier="scheduling_opt.sim.sweep" optional><code>sweep</code></autoref>'
+    )
+    # A target that exists nowhere stays a plain reference: --strict fails on it.
+    assert roles._rewrite(":func:`~scheduling_opt.sim.nosuch`", obj) == (
+        "[<code>nosuch</code>][scheduling_opt.sim.nosuch]"
+    )
