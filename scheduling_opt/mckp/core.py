@@ -150,8 +150,9 @@ def scaled(inp: Mckp) -> Mckp:
 
     Examples
     --------
-    >>> scaled(Mckp.from_groups([[(4, 1.0), (7, 2.0)], [(6, 1.0)]], 11)).weights.tolist()
-    [2, 4, 3]
+    >>> p = scaled(Mckp.from_groups([[(4, 1.0), (15, 2.0)], [(6, 1.0)]], 11))
+    >>> p.capacity, p.weights.tolist()
+    (5, [2, 8, 3])
     """
     useful = (inp.values > 0) & (inp.weights <= inp.capacity)
     d = int(np.gcd.reduce(inp.weights[useful])) if useful.any() else 0
