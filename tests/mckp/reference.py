@@ -122,8 +122,6 @@ def lp_relaxation(p: kn.Mckp) -> float:
     a = csr_array((data, (rows, cols)), shape=(n + 1, m))
     upper = np.concatenate([[float(p.capacity)], np.ones(n)])
     fits = (p.weights <= p.capacity).astype(float)
-    res = milp(
-        -p.values, constraints=[LinearConstraint(a, -np.inf, upper)], bounds=Bounds(0, fits)
-    )
+    res = milp(-p.values, constraints=[LinearConstraint(a, -np.inf, upper)], bounds=Bounds(0, fits))
     assert res.status == 0, res.message
     return float(-res.fun)
