@@ -59,8 +59,10 @@ class Precision:
 
     With integer values (their sums exact in floats) a better solution is a
     whole unit better; otherwise better by more than the float rounding of
-    the sums, :func:`tolerance` over the groups' top values plus ``lam * C``
-    (every state value and bound is at most that).
+    the sums, :func:`tolerance` over three times the groups' top values: a
+    state value is at most their sum T, and a bound ``pi + lam (C - mu)``
+    matters only near the incumbent (at most T), so its term ``lam (C -
+    mu)`` is then at most 2 T in size (``lam * C`` itself may overflow).
     """
 
     tol: float
@@ -70,7 +72,7 @@ class Precision:
     def of(cls, inp: Mckp, lp: Relaxation) -> Precision:
         h = lp.hulls
         tops = h.v[h.start[1:][h.start[1:] > h.start[:-1]] - 1]
-        scale = float(tops.sum()) + lp.lam * inp.capacity
+        scale = 3.0 * float(tops.sum())
         tol = tolerance(inp.n_groups, scale)
         values = inp.values[h.items[0]]
         integral = tol < 0.25 and scale < 2.0**50 and bool(np.all(values == np.floor(values)))
@@ -256,6 +258,9 @@ class CoreSearch:
             if lo2 > hi2:  # no state can get under the capacity any more
                 self.open_bound = None
                 return
+            if hi2 - lo2 + 1 > CORE_CELLS:  # huge weights: a row this wide is no use
+                self.handed_over = True
+                return
             new = np.full(hi2 - lo2 + 1, _NEG)
             if len(tmp) < len(new):
                 tmp = np.empty(2 * len(new))
@@ -334,11 +339,14 @@ class CoreSearch:
         for part, lam in ((slice(0, s), lam_up), (slice(s, m), lam_down)):
             if lam == math.inf:  # nothing outside the core can lose weight
                 ub[part] = _NEG
-            else:
+                continue
+            # Huge gradients overflow to +inf (state kept) or -inf (state far
+            # above C: its true bound is below 0, under any incumbent).
+            with np.errstate(over="ignore", invalid="ignore"):
                 np.multiply(slack[part], lam, out=ub[part])
                 ub[part] += v_out
                 ub[part] += f[part]
-        dead = ub < self.precision.threshold(self.value)
+        dead = ~(ub >= self.precision.threshold(self.value))  # NaN (inf - inf): no state
         dead[1:] |= f[1:] <= np.maximum.accumulate(f)[:-1]
         np.copyto(f, _NEG, where=dead)
         alive = ~dead

@@ -34,10 +34,12 @@ rounding of the sums (:func:`~scheduling_opt.mckp._core.tolerance`), so
 ``optimal`` means optimal up to that rounding, as the capacity DP's float
 sums. Stopped by the time limit, it answers with the incumbent and the best
 bound of a live state (``time_limit``). When the bounds do not close (a
-strongly correlated instance with no exact fill) and the core has spent
-:data:`~scheduling_opt.mckp._core.HANDOVER_SHARE` of the capacity DP's
-estimated work, or its rows pass :data:`~scheduling_opt.mckp._core.CORE_CELLS`,
-it hands the instance to :func:`~scheduling_opt.mckp.dp` with the time left.
+strongly correlated instance with no exact fill) it hands the instance to
+:func:`~scheduling_opt.mckp.dp`, with the time left, as soon as finishing
+the core looks dearer than the whole capacity DP, or when its rows would pass
+:data:`~scheduling_opt.mckp._core.CORE_CELLS` (to HiGHS,
+:func:`~scheduling_opt.mckp.exact`, when ``dp``'s tables would not fit:
+huge weights); see :func:`hand_over`.
 
 Complexity: O(m log m) for the LP, the reduction and the two orders, then
 O(sum over the core's groups of k_g' * window) for the DP (window: the live
@@ -56,9 +58,11 @@ import time
 
 import numpy as np
 
+from scheduling_opt.errors import InstanceTooLargeError, SolverError
 from scheduling_opt.mckp._core import CoreSearch, Precision
 from scheduling_opt.mckp._hull import relax
 from scheduling_opt.mckp.dp import dp
+from scheduling_opt.mckp.exact import exact
 from scheduling_opt.mckp.greedy import best_single, greedy_choice
 from scheduling_opt.mckp.model import Mckp, MckpDecision, decision_of
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
@@ -89,8 +93,9 @@ def core(
     Raises
     ------
     InstanceTooLargeError
-        Only from :func:`~scheduling_opt.mckp.dp`'s table limits, after a
-        hand-over (the core's bounds did not close).
+        Only when the bounds do not close on weights so huge that neither
+        the core's rows nor ``dp``'s fit and HiGHS fails too (values above
+        its infinity, 1e20): see :func:`hand_over`.
 
     Examples
     --------
@@ -121,8 +126,7 @@ def core(
         search = CoreSearch.of(work, lp, incumbent.value, precision)
         search.run(deadline)
         if search.handed_over:
-            left = max(deadline - time.perf_counter(), 1e-3)
-            return dp(inp, time_limit=left).with_(seconds=time.perf_counter() - start)
+            return hand_over(inp, deadline).with_(seconds=time.perf_counter() - start)
         if search.best is not None:
             incumbent = decision_of(inp, search.trace())
         open_bound = search.open_bound
@@ -138,6 +142,29 @@ def core(
         seconds=time.perf_counter() - start,
         message="the time limit stopped the core search: incumbent, best state bound",
     )
+
+
+def hand_over(inp: Mckp, deadline: float) -> Solution[MckpDecision]:
+    """``dp`` with the time left, or HiGHS (``exact``) when ``dp``'s tables would not fit.
+
+    Examples
+    --------
+    >>> from scheduling_opt.mckp import Mckp
+    >>> hand_over(Mckp.from_groups([[(2**40, 3.0)], [(2**41, 4.0)]], 2**41), 1e18).objective
+    4.0
+    """
+    left = max(deadline - time.perf_counter(), 1e-3)
+    try:
+        return dp(inp, time_limit=left)
+    except InstanceTooLargeError:
+        try:
+            return exact(inp, time_limit=max(deadline - time.perf_counter(), 1e-3))
+        except SolverError as failed:  # values beyond HiGHS' infinity (1e20)
+            raise InstanceTooLargeError(
+                "groups",
+                "the core's bounds do not close, no DP row fits weights this large "
+                f"and {failed} (method greedy answers with its LP bound)",
+            ) from failed
 
 
 def scaled(inp: Mckp) -> Mckp:

@@ -203,6 +203,19 @@ def test_huge_values_within_the_model_bounds() -> None:
     # huge weights under a huge capacity (2^53 is the model's bound on weights)
     q = kn.Mckp.from_groups([[(2**52, 3.0), (2**53, 5.0)], [(2**52, 2.0)]], 2**53)
     assert_exact(q, 5.0)
+    # huge values (the sum stays finite): the same optimum as the capacity DP
+    rng = np.random.default_rng(3)
+    w = rng.integers(1, 200, (60, 6))
+    v = rng.integers(1, 1000, (60, 6)) * 1e300
+    p = kn.Mckp(int(w.sum() // 7), w.reshape(-1), v.reshape(-1), np.arange(61) * 6)
+    assert_exact(p, kn.dp(p).objective or 0.0)
+    # huge weights (rows of 10^12 capacities: the core hands over to HiGHS)
+    w = rng.integers(1, 2**40, (40, 6))
+    v = rng.integers(1, 1000, (40, 6)).astype(float)
+    q = kn.Mckp(int(w.sum() // 7), w.reshape(-1), v.reshape(-1), np.arange(41) * 6)
+    expected = kn.exact(q, time_limit=60)
+    assert expected.status is Status.OPTIMAL
+    assert_exact(q, expected.objective or 0.0)
 
 
 def test_scaled_divides_weights_by_their_gcd() -> None:
