@@ -111,6 +111,10 @@ def core(
     """
     start = time.perf_counter()
     deadline = start + time_limit_of(time_limit)
+    if not np.any((inp.values > 0) & (inp.weights <= inp.capacity)):
+        # Nothing fits and is worth something: choosing nothing is optimal.
+        nothing = decision_of(inp, [None] * inp.n_groups)
+        return Solution(Status.OPTIMAL, 0.0, nothing, seconds=time.perf_counter() - start)
     work = scaled(inp)
     lp = relax(work)
     choice = greedy_choice(work, lp)

@@ -151,6 +151,25 @@ def greedy_choice(inp: Mckp, lp: Relaxation) -> list[int | None]:
     fits. An increment heavier than the room left at the break never fits and
     blocks the rest of its group, so only the increments before a group's
     first such one are scanned (in Python, usually few).
+
+    Parameters
+    ----------
+    inp : Mckp
+    lp : Relaxation
+        ``inp``'s LP relaxation (:func:`~scheduling_opt.mckp._hull.relax`).
+
+    Returns
+    -------
+    list of (int or None)
+        Per group the chosen item's index, or None.
+
+    Examples
+    --------
+    >>> from scheduling_opt.mckp import Mckp
+    >>> from scheduling_opt.mckp._hull import relax
+    >>> p = Mckp.from_groups([[(2, 3.0)], [(2, 2.0)], [(1, 0.5)]], 3)
+    >>> greedy_choice(p, relax(p))
+    [0, None, 0]
     """
     h = lp.hulls
     level = lp.level.copy()
@@ -182,7 +201,24 @@ def greedy_choice(inp: Mckp, lp: Relaxation) -> list[int | None]:
 
 
 def best_single(inp: Mckp) -> tuple[float, int, int] | None:
-    """The most valuable single item that fits: (value, group, item), or None."""
+    """The most valuable single item that fits: (value, group, item), or None.
+
+    Parameters
+    ----------
+    inp : Mckp
+
+    Returns
+    -------
+    (float, int, int) or None
+        Its value, group and index in the group (the first of equal values);
+        None when no item fits with a positive value.
+
+    Examples
+    --------
+    >>> from scheduling_opt.mckp import Mckp
+    >>> best_single(Mckp.from_groups([[(2, 3.0)], [(4, 9.0), (3, 5.0)]], 3))
+    (5.0, 1, 1)
+    """
     ok = np.flatnonzero((inp.weights <= inp.capacity) & (inp.values > 0))
     if len(ok) == 0:
         return None
