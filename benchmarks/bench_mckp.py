@@ -1,8 +1,12 @@
 """MCKP benchmark (issue 25): ``core`` vs ``dp`` vs a plain numpy DP vs HiGHS, and ``greedy``.
 
-Run: ``nice -n 5 python benchmarks/bench_mckp.py [--repeats 5] [--quick] [--out FILE]``.
+Run: ``nice -n 5 python benchmarks/bench_mckp.py [--repeats 7] [--part goals|grid|hard]
+[--quick] [--before PATH]``.
 
-Three markdown tables, each with the machine's load average beside it:
+Markdown tables, each with the machine's load average beside it (with
+``--before PATH`` first a before/after table: the default method and
+``greedy`` of the checkout at PATH, run in a subprocess, against ``core`` and
+``greedy`` here, on the goal instances):
 
 1. the issue's goals: 2,000 strongly correlated groups (v = w + 10, w in
    1..10, 10 items per group, C = 10^4), ``generate("n5000-c50000-strong")``
@@ -29,8 +33,10 @@ against ``core``'s (same optimum to 1e-9).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -137,6 +143,83 @@ def no_fill(n: int, cap: int, top: int, seed: int) -> mckp.Mckp:
     return mckp.Mckp(cap, w.reshape(-1), (w + 10.0).reshape(-1), np.arange(n + 1) * 10)
 
 
+BEFORE = """
+import json, sys, time, statistics
+import numpy as np
+from scheduling_opt import mckp
+from scheduling_opt.mckp.io import generate
+from scheduling_opt.registry import get_problem
+P = get_problem("mckp")
+repeats = int(sys.argv[1])
+def strong_2000(seed):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 11, (2000, 10))
+    return mckp.Mckp(10_000, w.reshape(-1), (w + 10.0).reshape(-1), np.arange(2001) * 10)
+out = {}
+for name, make in (
+    ("2000 strong, C 10^4", strong_2000),
+    ("n5000-c50000-strong", lambda s: P.parse(generate("n5000-c50000-strong", s))),
+    ("n5000", lambda s: P.parse(generate("n5000", s))),
+):
+    for seed in range(3):
+        p = make(seed)
+        for method in (P.default, "greedy"):
+            fn = next(m for m in P.methods if m.name == method).fn
+            walls, cpus = [], []
+            for _ in range(repeats):
+                w0, c0 = time.perf_counter(), time.process_time()
+                fn(p)
+                cpus.append(time.process_time() - c0)
+                walls.append(time.perf_counter() - w0)
+            out[f"{name}|{seed}|{method}"] = (statistics.median(walls), statistics.median(cpus))
+print(json.dumps({"default": P.default, "times": out}))
+"""
+
+
+def before_times(path: str, repeats: int) -> dict[str, Any]:
+    """The default method's and greedy's times on the goal instances, by the code at ``path``."""
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", BEFORE, str(repeats)],
+        env=env,
+        cwd=path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    data: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return data
+
+
+def before_after(path: str, repeats: int) -> None:
+    """Before (the code at ``path``: its default and greedy) and after (``core``, greedy)."""
+    print(f"load average before (1, 5, 15 min): {load()}\n")
+    old = before_times(path, repeats)
+    print(
+        f"| instance | seed | before: {old['default']} ms (wall / CPU) | before: greedy ms "
+        "| after: core ms | after: greedy ms |"
+    )
+    print("|---|---|---|---|---|---|")
+    cases: list[tuple[str, Callable[[int], mckp.Mckp]]] = [
+        ("2000 strong, C 10^4", strong_2000),
+        ("n5000-c50000-strong", lambda s: PROBLEM.parse(generate("n5000-c50000-strong", s))),
+        ("n5000", lambda s: PROBLEM.parse(generate("n5000", s))),
+    ]
+    for name, make in cases:
+        for seed in range(3):
+            p = make(seed)
+            core = timed(lambda p=p: mckp.core(p), repeats)
+            greedy = timed(lambda p=p: mckp.greedy(p), repeats)
+            t_old = old["times"][f"{name}|{seed}|{old['default']}"]
+            t_greedy = old["times"][f"{name}|{seed}|greedy"]
+            print(
+                f"| {name} | {seed} | {ms((*t_old, None))} | {ms((*t_greedy, None))} "
+                f"| {ms(core)} | {ms(greedy)} |",
+                flush=True,
+            )
+    print(f"\nload average after: {load()}\n")
+
+
 def goals(repeats: int, slow: int) -> None:
     print(f"load average before (1, 5, 15 min): {load()}\n")
     print(
@@ -233,10 +316,17 @@ def main() -> None:
     ap.add_argument("--slow-repeats", type=int, default=3, help="runs of dp and the plain DPs")
     ap.add_argument("--quick", action="store_true", help="n <= 1000, C <= 10^4, no HiGHS")
     ap.add_argument("--part", choices=("goals", "grid", "hard", "all"), default="all")
+    ap.add_argument(
+        "--before",
+        metavar="PATH",
+        help="also time the default and greedy of the checkout at PATH (e.g. main)",
+    )
     args = ap.parse_args()
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, python {sys.version.split()[0]}\n"
     )
+    if args.before:
+        before_after(args.before, args.repeats)
     if args.part in ("goals", "all"):
         goals(args.repeats, args.slow_repeats)
     if args.part in ("grid", "all"):
