@@ -160,7 +160,7 @@ class CoreSearch:
     count: IntArray  # per group its live items
     rows: list[_Row] = field(default_factory=list)
     best: tuple[int, int, float] | None = None  # step, core weight, core value
-    open_bound: float | None = None  # the best bound of a live state when stopped
+    open_bound: float | None = None  # the best bound of a live state when stopped or handed over
     handed_over: bool = False
 
     @classmethod
@@ -260,6 +260,7 @@ class CoreSearch:
                 return
             if hi2 - lo2 + 1 > CORE_CELLS:  # huge weights: a row this wide is no use
                 self.handed_over = True
+                self.open_bound = last_top
                 return
             new = np.full(hi2 - lo2 + 1, _NEG)
             if len(tmp) < len(new):
@@ -308,6 +309,7 @@ class CoreSearch:
             ahead = (left_items + PRUNE_WORK * left_groups) * len(f)
             if cells > CORE_CELLS or (work > HANDOVER_FLOOR and work + ahead > self.dp_work):
                 self.handed_over = True
+                self.open_bound = last_top
                 return
             if clock() > deadline:
                 self.open_bound = last_top

@@ -130,7 +130,22 @@ def core(
         search = CoreSearch.of(work, lp, incumbent.value, precision)
         search.run(deadline)
         if search.handed_over:
-            return hand_over(inp, deadline).with_(seconds=time.perf_counter() - start)
+            handed = hand_over(inp, deadline)
+            if handed.status is not Status.OPTIMAL and search.best is not None:
+                # Stopped by the time limit too: keep the better incumbent and
+                # the tighter of the two (valid) bounds.
+                mine = decision_of(inp, search.trace())
+                if handed.objective is None or mine.value > handed.objective:
+                    bounds = [b for b in (handed.bound, search.open_bound) if b is not None]
+                    return Solution(
+                        Status.TIME_LIMIT,
+                        mine.value,
+                        mine,
+                        bound=max(min(bounds), mine.value) if bounds else None,
+                        seconds=time.perf_counter() - start,
+                        message="the time limit stopped the dp after the core: core incumbent",
+                    )
+            return handed.with_(seconds=time.perf_counter() - start)
         if search.best is not None:
             incumbent = decision_of(inp, search.trace())
         open_bound = search.open_bound

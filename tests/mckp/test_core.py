@@ -255,6 +255,22 @@ def test_core_respects_its_time_limit_with_an_honest_bound() -> None:
         assert same(sol.objective, best)
 
 
+def test_core_under_a_time_limit_after_its_hand_over_stays_honest() -> None:
+    # Weights 3 * U{1..300} and one group of weight-1 items, C = 2 mod 3: no
+    # choice weighs C, so (every group taking an item worth w + 10) the optimum
+    # is at most (C - 1) + 10 n = 520,002, and the LP bound is 520,003.
+    p = strongly_correlated(2000, 10, 500_003, 3, 0, top=300)
+    sol = kn.core(p, time_limit=0.3)
+    PROBLEM.check(p, sol)
+    assert sol.objective is not None
+    assert sol.objective <= 520_002
+    if sol.status is Status.TIME_LIMIT:
+        assert sol.bound is not None
+        assert sol.bound >= 520_002
+    else:
+        assert sol.objective == 520_002
+
+
 def test_core_is_deterministic_and_leaves_its_input_alone() -> None:
     p = strongly_correlated(150, 8, 3001, 3, 4)
     w, v = p.weights.copy(), p.values.copy()
