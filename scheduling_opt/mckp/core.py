@@ -43,8 +43,10 @@ huge weights); see :func:`hand_over`.
 
 Complexity: O(m log m) for the LP, the reduction and the two orders, then
 O(sum over the core's groups of k_g' * window) for the DP (window: the live
-state range). On the generated classes the LP and greedy already prove most
-instances and the core stays a few groups (docs/mckp.md).
+state range). On 144 generated instances (the four classes, n = 200 to
+5,000, C = 4n to 10^5, three seeds) the LP and greedy alone proved 93; the
+others took a core of 1 to 95 groups (median 4), never a hand-over
+(docs/mckp.md).
 
 References
 ----------
