@@ -19,6 +19,7 @@ from scheduling_opt.io.instance import FORMAT, Instance, from_dict
 from scheduling_opt.io.sizes import size_number
 from scheduling_opt.jsonpath import check_keys, read_array, read_int, read_number, read_object
 from scheduling_opt.mckp.check import check
+from scheduling_opt.mckp.core import core
 from scheduling_opt.mckp.dp import dp
 from scheduling_opt.mckp.exact import exact
 from scheduling_opt.mckp.exact_cpsat import exact_cpsat
@@ -251,13 +252,19 @@ PROBLEM: Problem[Mckp, MckpDecision] = Problem(
     read=read,
     encode=encode,
     methods=(
+        Method(
+            "core",
+            core,
+            exact=True,
+            summary="LP on upper hulls, then DP over a core of groups (Pisinger 1995)",
+        ),
         Method("dp", dp, exact=True, summary="exact DP over capacity (numpy)"),
         Method("exact", exact, exact=True, summary="MILP, HiGHS via scipy"),
         Method("exact-pulp", exact_pulp, exact=True, summary="MILP, PuLP/CBC"),
         Method("exact-cpsat", exact_cpsat, exact=True, summary="CP-SAT, values scaled to integers"),
         Method("greedy", greedy, summary="LP-relaxation greedy on upper hulls"),
     ),
-    default="dp",
+    default="core",
     check=check,
     generate=generate,
     size_grammar=SIZE_GRAMMAR,

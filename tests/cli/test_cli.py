@@ -189,7 +189,8 @@ def test_list_names_every_problem() -> None:
     proc = run("list")
     assert proc.returncode == 0
     assert "mckp:" in proc.stdout
-    assert "  dp (default, exact)" in proc.stdout
+    assert "  core (default, exact)" in proc.stdout
+    assert "  dp (exact)" in proc.stdout
     from scheduling_opt.registry import get_problem
 
     quick = get_problem("mckp").sizes["quick"]
