@@ -304,7 +304,9 @@ def test_local_search_stops_at_the_time_limit() -> None:
     # Without a work limit, Algorithm 1's full enumeration here takes 0.3 s of CPU or more.
     sol = chronus_local_search(inp, time_limit=0.05, work_limit=float("inf"))
     elapsed = time.perf_counter() - start
-    assert elapsed < 0.5
+    # The margin is for a loaded machine (0.64 s seen at load 18); unbounded, the
+    # enumeration takes several seconds of wall time there.
+    assert elapsed < 1.5
     assert sol.status is Status.FEASIBLE
     assert "time limit" in sol.message
     check(inp, sol)
