@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.sim.policies.ones_jobs import OnesSpec
@@ -117,6 +118,8 @@ class OnesWorkload(PaperWorkload):
     >>> len(w.jobs), w.name, w.jobs == OnesWorkload(ones=OnesSpec(jobs=20)).load(1).jobs
     (20, 'ones-20', True)
     """
+
+    KINDS: ClassVar[tuple[str, ...]] = (*WorkloadSpec.KINDS, "ones")
 
     ones: OnesSpec = field(default_factory=OnesSpec)
 
