@@ -240,7 +240,13 @@ def iter_trace(path: str | Path) -> Iterator[TraceJob]:
                     raise InvalidInstanceError(where, f"more than {MAX_ROWS:,} rows")
                 yield _row({c: fields[i] for c, i in columns.items()}, where, line)
         except csv.Error as e:
-            raise InvalidInstanceError(f"{name}:{reader.line_num}", f"malformed CSV: {e}") from None
+            reason = f"malformed CSV: {e}"
+            if "new-line character" in str(e):
+                reason = (
+                    "a carriage return (CR) inside an unquoted field: CR line ends, or a stray "
+                    "CR; save the trace with LF or CRLF line ends"
+                )
+            raise InvalidInstanceError(f"{name}:{reader.line_num}", reason) from None
         except OSError as e:
             raise InvalidInstanceError(name, f"cannot read: {e.strerror or e}") from None
 

@@ -110,16 +110,14 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
 
 
 def _progress(quiet: bool, unit: str = "run") -> Callable[[int, int], None] | None:
-    """A counter on stderr: tqdm's bar when installed, a plain line otherwise."""
-    if quiet:
+    """A counter on stderr when it is a terminal: tqdm's bar when installed, a plain line otherwise."""
+    if quiet or not sys.stderr.isatty():
+        # A counter redrawn with "\r" is noise in a log or a pipe, and would
+        # put more lines before a one-line error (tqdm's bar too).
         return None
     try:
         from tqdm import tqdm
     except ImportError:
-        if not sys.stderr.isatty():
-            # A counter redrawn with "\r" is noise in a log or a pipe, and
-            # would put a second line before a one-line error.
-            return None
         start = time.perf_counter()
 
         def plain(done: int, total: int) -> None:

@@ -200,3 +200,10 @@ def test_errors_survive_a_process_pool() -> None:
         back = pickle.loads(pickle.dumps(error))
         assert type(back) is type(error)
         assert (back.path, back.reason, str(back)) == (error.path, error.reason, str(error))
+
+
+def test_cr_line_ends_are_named_in_plain_words(tmp_path: Path) -> None:
+    err = _error(_write(tmp_path, ("\r".join([HEADER, *ROWS]) + "\r").encode()))
+    assert err.path.endswith("trace.csv:1")
+    assert "carriage return" in err.reason
+    assert "universal-newline" not in err.reason  # Python's words, not the user's
