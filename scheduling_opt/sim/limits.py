@@ -3,16 +3,17 @@
 A run holds the cluster (per server: its spec, its free-GPU entries and
 both sharing slots of each GPU), the jobs (their records, the heap, the
 output) and, in a sweep, every finished run's per-job results. Measured on
-this machine (2026-11-27, ``benchmarks/bench_sim.py``-style runs with
-``tracemalloc``): about 0.5 KB and 16 us of set-up per 8-GPU server, 17
-bytes per GPU, 2 KB per job while a run is live and 1 KB per job in each
-kept result. Each number a caller may ask for gets a limit far above real
-clusters and traces, so that a run at the limit still fits in memory and
-starts in seconds; a number beyond it is refused in one line that names
-the limit (:class:`~scheduling_opt.errors.InstanceTooLargeError`), never
-discovered as an out-of-memory error or an hour-long loop:
+this machine (2026-11-27, ``benchmarks/bench_sim_limits.py``, load average
+10-12; memory traced by ``tracemalloc``): about 0.4 KB and 2.3 us of CPU
+per 8-GPU server, 16 bytes per GPU, 1.5 KB per job while a run is live and
+0.8 KB per job in each kept result. Each number a caller may ask for
+gets a limit far above real clusters and traces, so that a run at the
+limit still fits in memory and starts in seconds; a number beyond it is
+refused in one line that names the limit
+(:class:`~scheduling_opt.errors.InstanceTooLargeError`), never discovered
+as an out-of-memory error or an hour-long loop:
 
-- :data:`MAX_SERVERS` servers (100,000: 50 MB and 2 s of set-up with one
+- :data:`MAX_SERVERS` servers (100,000: 40 MB and 0.23 s of CPU with one
   job), :data:`MAX_GPUS_PER_SERVER` GPUs per server (a placement scans a
   server's GPUs) and :data:`MAX_GPUS` GPUs in all;
 - :data:`MAX_JOBS` jobs per workload (the full Chronus-Philly trace has
@@ -69,7 +70,7 @@ MIN_COMPUTE, MAX_COMPUTE = 1e-3, 1e3
 
 _TINY = sys.float_info.min
 #: What the server and GPU limits protect, for the errors.
-SERVER_COST = "each server costs about 0.5 KB and 16 us to set up"
+SERVER_COST = "each server costs about 0.4 KB and 2.3 us to set up"
 GPU_SCAN = "a placement scans a server's GPUs"
 
 
