@@ -35,7 +35,11 @@ RESULTS_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class WorkloadSpec:
-    """Where the jobs come from: ``bundled``, a ``trace`` path, or ``synthetic``."""
+    """Where the jobs come from: ``bundled``, a ``trace`` path, or ``synthetic``.
+
+    Validated when built: a known ``kind``, a ``path`` for a trace, a
+    :class:`SyntheticSpec` or None for ``synthetic``.
+    """
 
     #: The kinds this class loads (a subclass that loads others extends it).
     KINDS: ClassVar[tuple[str, ...]] = ("bundled", "trace", "synthetic")
@@ -92,7 +96,15 @@ def _params(value: object) -> tuple[tuple[str, Any], ...]:
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
-    """Everything one run depends on."""
+    """Everything one run depends on.
+
+    Validated when built, by the model's number rules and the simulator's
+    limits (:mod:`scheduling_opt.sim.limits`): a known policy, counts within
+    their limits (the cluster with its inference servers included), times on
+    the clock, ``skip`` in [0, 1); numpy scalars become Python numbers and a
+    mapping of ``policy_params`` its items. An error names the field
+    (``servers: must be at most 100,000 ...``).
+    """
 
     policy: str
     workload: WorkloadSpec = WorkloadSpec()

@@ -51,7 +51,12 @@ SOFT_REWARDS = (100.0, 80.0, 50.0, 20.0)
 
 @dataclass(frozen=True, slots=True)
 class SyntheticSpec:
-    """Size and shape of a synthetic workload (times in minutes)."""
+    """Size and shape of a synthetic workload (times in minutes).
+
+    Validated when built: ``jobs`` 1 to ``limits.MAX_JOBS``, ``rate`` > 0 and
+    large enough to keep the arrivals on the clock, the shares in [0, 1]
+    with a sum <= 1; an error names the field.
+    """
 
     jobs: int = 1000
     rate: float = 1.5
