@@ -87,6 +87,7 @@ def main_sim(args: argparse.Namespace) -> int:
             found = case.complaints()
             if found:
                 failures.append((label, found, trace))
+                print(f"  FAIL {label[:200]}: {' | '.join(found)[:300]}", file=sys.stderr)
             if done % 100 == 0:
                 print(
                     f"  {done} mutants, {len(failures)} failing, "

@@ -165,8 +165,13 @@ class Engine:
         self.changes: list[tuple[float, int, int, int]] = []
         self.cap_total = sum(self.freemap.capacity)
         self.view = LiveView(self)
-        if params.round_length is not None:  # before any round runs: a round count, O(jobs)
-            limits.check_rounds([(j.submit, j.work) for j in workload.jobs], params.round_length)
+        # Before any call: the rounds (or a periodic policy's wake-ups) the run asks for, O(jobs).
+        limits.check_calls(
+            [(j.submit, j.work) for j in workload.jobs],
+            params.round_length,
+            getattr(policy, "period", None),
+            policy.name,
+        )
         total = cluster.total_gpus
         for st in self.states:
             if st.job.min_gpus > total:

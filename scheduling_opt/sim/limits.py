@@ -23,8 +23,9 @@ as an out-of-memory error or an hour-long loop:
   (minutes for Chronus-Philly: 1,900 years), where a float still resolves
   1.2e-7 of a unit, so that sums of times stay exact enough to order
   events and never overflow; :data:`MAX_ROUNDS` policy rounds over the
-  workload's nominal horizon in round mode and :data:`MAX_TIMELINE_ROWS`
-  timeline samples.
+  workload's nominal horizon in round mode, or wake-ups of a policy that
+  decides at a fixed period (Chronus' lease term: one job of 10^9 minutes
+  was 5 x 10^7 calls), and :data:`MAX_TIMELINE_ROWS` timeline samples.
 
 Workers (``--workers``) are not refused but capped at the runs to do and
 the machine's cores (:func:`usable_workers`): a process pool of 1,000
@@ -61,8 +62,8 @@ MAX_JOBS = 1_000_000
 MAX_RUNS = 10_000
 #: Most per-job results a sweep keeps in memory (runs x jobs, about 1 KB each).
 MAX_JOB_RECORDS = 5_000_000
-#: Most policy rounds over a workload's nominal horizon in round mode.
-MAX_ROUNDS = 1_000_000
+#: Most policy calls at fixed intervals (round mode, a periodic policy) over the nominal horizon.
+MAX_ROUNDS = 100_000
 #: Most timeline samples written for a sweep (all runs).
 MAX_TIMELINE_ROWS = 1_000_000
 #: Range of a server's compute factor relative to a V100 (T4 = 0.25).
@@ -292,7 +293,7 @@ def check_rounds(
     >>> check_rounds([(0.0, 100.0)], 1e-5, "round_length")
     Traceback (most recent call last):
     ...
-    scheduling_opt.errors.InstanceTooLargeError: round_length: 1e-05 gives 10,000,000 rounds over the workload's 100 time units at nominal speed; at most 1,000,000 (a round length of at least 0.0001)
+    scheduling_opt.errors.InstanceTooLargeError: round_length: 1e-05 gives 10,000,000 rounds over the workload's 100 time units at nominal speed; at most 100,000 (a round length of at least 0.001)
     """
     round_length = clock(round_length, name, positive=True)
     horizon = nominal_horizon(spans)
@@ -328,6 +329,41 @@ def check_timeline(spans: Iterable[float], step: float, name: str = "step") -> N
             f"{step:g} gives {rows:,.0f} timeline rows; at most {MAX_TIMELINE_ROWS:,} "
             f"(a step of at least {sum(spans) / MAX_TIMELINE_ROWS:.3g})",
         )
+
+
+def check_calls(
+    spans: Iterable[tuple[float, float]],
+    round_length: float | None,
+    period: float | None,
+    policy: str,
+) -> None:
+    """Refuse a run whose policy would be called at fixed intervals more than MAX_ROUNDS times.
+
+    Round mode calls the policy every ``round_length``; a policy with a
+    ``period`` (Chronus' lease term, ONES' schedule interval) wakes itself
+    up that often while jobs are left. Both count over the nominal horizon
+    (:func:`nominal_horizon`); the error names ``round_length`` or
+    ``policy``. O(jobs).
+
+    Examples
+    --------
+    >>> check_calls([(0.0, 1e9)], None, 20.0, "chronus")
+    Traceback (most recent call last):
+    ...
+    scheduling_opt.errors.InstanceTooLargeError: policy: chronus decides every 20 time units: 50,000,000 decisions over the workload's 1e+09 time units at nominal speed; at most 100,000
+    """
+    spans = list(spans)
+    if round_length is not None:
+        check_rounds(spans, round_length)
+    if period is not None:
+        horizon = nominal_horizon(spans)
+        calls = horizon / clock(period, "policy", positive=True)
+        if calls > MAX_ROUNDS:
+            raise InstanceTooLargeError(
+                "policy",
+                f"{policy} decides every {period:g} time units: {calls:,.0f} decisions over "
+                f"the workload's {horizon:g} time units at nominal speed; at most {MAX_ROUNDS:,}",
+            )
 
 
 def usable_workers(workers: int, runs: int) -> int:

@@ -316,3 +316,22 @@ def test_step_functions_name_the_type_they_expect(
     name: str, call: Callable[[], object], field: str, words: str
 ) -> None:
     _refused(call, field, words)
+
+
+def test_a_periodic_policy_counts_its_wake_ups_over_the_horizon() -> None:
+    from scheduling_opt.sim import simulate
+
+    c = ClusterSpec.uniform(1, 8)
+    # One job of 10^7 minutes under Chronus (a lease term every 20): 500,000
+    # calls took 37 s; refused before the first, naming the policy.
+    long = Workload.of([SimJob("0", 0.0, 1, 1e7)], "w")
+    err = _refused(
+        lambda: simulate(long, c, make_policy("chronus-greedy", long, c)),
+        "policy",
+        "decides every 20 time units: 500,000 decisions",
+    )
+    assert isinstance(err, InstanceTooLargeError)
+    short = Workload.of([SimJob("0", 0.0, 1, 100.0)], "w")
+    assert simulate(short, c, make_policy("chronus-greedy", short, c)).end == (100.0,)
+    ones = make_policy("ones", short, c)
+    assert getattr(ones, "period", None) == 60.0  # its schedule interval, counted the same way

@@ -198,3 +198,13 @@ def test_huge_clusters_and_sweeps_are_refused_under_a_2gb_cap(tmp_path: Path) ->
     assert "at most 1,024" in done[1].stderr
     assert "at most 10,000" in done[2].stderr
     assert done[3].stdout.count("| 0 |") == 6  # six baselines, one seed each
+
+
+def test_a_periodic_policy_on_a_long_trace_names_the_policy_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _trace(tmp_path, (HEADER + "\n" + ROWS[1].replace(",146,", ",1e7,") + "\n").encode())
+    line = _one_line(
+        capsys, "simulate", "--trace", str(path), "--quiet", "--policy", "chronus-greedy"
+    )
+    assert "--policy: chronus-greedy decides every 20 time units" in line
