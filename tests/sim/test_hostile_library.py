@@ -335,3 +335,16 @@ def test_a_periodic_policy_counts_its_wake_ups_over_the_horizon() -> None:
     assert simulate(short, c, make_policy("chronus-greedy", short, c)).end == (100.0,)
     ones = make_policy("ones", short, c)
     assert getattr(ones, "period", None) == 60.0  # its schedule interval, counted the same way
+
+
+def test_tiresias_demotes_a_job_late_on_the_clock_without_looping() -> None:
+    from scheduling_opt.sim import simulate
+
+    # Submitted at 999,999,999 (the clock resolves 1.2e-7 there), 81 minutes on
+    # 1 GPU: it crosses the 54.17 GPU-minute threshold, and its demotion timer
+    # used to land on "now" again and again inside one call (found by the fuzz).
+    w = Workload.of([SimJob("0", 999_999_999.0, 1, 81.0)], "w")
+    c = ClusterSpec.uniform(1, 8)
+    out = simulate(w, c, make_policy("tiresias", w, c))
+    assert out.end == (999_999_999.0 + 81.0,)
+    assert out.preemptions == (0,)
