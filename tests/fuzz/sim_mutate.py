@@ -18,8 +18,9 @@ minute. A *mutant* is that window after one to three mutations:
 and zero to three options with hostile values (``--servers 1000000000``,
 ``--round 1e-9``, ``--seeds -1``, ``--timeline-step nan``, an ``--out``
 under a file, a policy given twice...). Each mutant is one ``simulate``
-process under the instance-file fuzz's caps and verdicts
-(:func:`tests.fuzz.mutate.run_cli`, :func:`tests.fuzz.mutate.complaints`:
+process (:func:`tests.fuzz.preloaded.run_cli_preloaded`: forked from a
+server that imported the CLI once) under the instance-file fuzz's caps and
+verdicts (:func:`tests.fuzz.mutate.complaints`:
 exit 0 or 2 only, one stderr line on exit 2, no traceback, no memory or
 time cap hit), plus two of the simulator's own: nothing on stderr on exit 0
 (the empty trace's matplotlib warnings) and no ``nan``/``inf`` cell in the
@@ -40,7 +41,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.fuzz.mutate import ROOT, Draw, Run, complaints, run_cli
+from tests.fuzz.mutate import ROOT, Draw, Run, complaints
+from tests.fuzz.preloaded import run_cli_preloaded
 
 SEED_TRACE = ROOT / "scheduling_opt" / "sim" / "data" / "philly_mix2_day1.csv"
 #: Rows of the seed window (1..MAX_WINDOW consecutive rows of the excerpt).
@@ -412,7 +414,7 @@ def run_sim_mutant(data: bytes, extra: list[str] | None, draw: Draw | None, what
         if "--quiet" not in args and (draw is None or draw.integer(0, 1)):
             args.append("--quiet")
         case = SimCase(what, args)
-        case.run = run_cli(args)
+        case.run = run_cli_preloaded(args)
         with contextlib.suppress(OSError):
             Path(path).unlink()
     return case

@@ -2,6 +2,7 @@
 
 Hypothesis mutates windows of the bundled excerpt and draws hostile options
 (:mod:`tests.fuzz.sim_mutate`); each mutant is one ``simulate`` process
+(forked from a server that imported the CLI, :mod:`tests.fuzz.preloaded`)
 under the instance-file fuzz's 2 GB address-space cap and 20 s wall-time
 cap, judged by its verdicts plus the simulator's own (a clean stderr and
 finite cells on exit 0). CI draws the same :data:`CI_MUTANTS` on every run
@@ -18,10 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz import mutate, sim_mutate
+from scheduling_opt.cli import main
+from tests.fuzz import mutate, preloaded, sim_mutate
 
-#: Mutants per CI run (one process each): about 1.5-3 s per mutant on 2 busy
-#: cores (docs/testing.md), so 40 keep the CI share near a minute and a half.
+#: Mutants per CI run, one process each forked from a server that imported the
+#: CLI once (tests/fuzz/preloaded.py): with 40 the whole file costs about 6 s of
+#: CPU, fork server and pytest start included (2026-11-27, load average 19).
 #: SCHEDULING_OPT_SIM_FUZZ_MUTANTS overrides it locally.
 CI_MUTANTS = int(os.environ.get("SCHEDULING_OPT_SIM_FUZZ_MUTANTS", "40"))
 
@@ -80,3 +83,21 @@ def test_mutated_traces_and_options_get_an_answer_or_one_error_line(data: st.Dat
     problems = case.complaints()
     if problems:
         pytest.fail(f"{sim_mutate.describe(case)}: " + " | ".join(problems))
+
+
+def test_a_preloaded_run_answers_like_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # The same arguments through main() in this process: the fork must change nothing
+    # of what the verdicts look at (exit status, stdout, stderr).
+    argv = ["simulate", "--workload", "synthetic", "--synthetic-jobs", "0", "--quiet"]
+    run = preloaded.run_cli_preloaded(argv)
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert (run.returncode, run.stdout, run.stderr) == (code, out, err)
+    assert code == 2
+    assert err.count("\n") == 1
+    # A run past its wall-time cap is killed and says so (10^5 jobs take seconds).
+    slow = ["simulate", "--workload", "synthetic", "--synthetic-jobs", "100000", "--quiet"]
+    killed = preloaded.run_cli_preloaded(slow, time_cap=0.5)
+    assert killed.timed_out
+    assert killed.returncode == -9
+    assert mutate.complaints(killed)[0].startswith("hang")

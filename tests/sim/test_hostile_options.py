@@ -3,9 +3,10 @@
 One test per row of the issue's table (and the ``--out FILE/sub`` note):
 each bad input is one stderr line naming the option (or ``file:line``)
 and exit status 2, checked before anything large is allocated. The rows
-about memory run the real CLI in a subprocess under the fuzz harness's
-2 GB address-space cap (``tests/fuzz/mutate.py``), so a refusal that came
-after an allocation would fail as a cap hit.
+about memory run the real CLI in a process of its own under the fuzz
+harness's 2 GB address-space cap (forked from a server that imported the
+CLI once, ``tests/fuzz/preloaded.py``), so a refusal that came after an
+allocation would fail as a cap hit.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 
 from scheduling_opt.cli import main
 from tests.fuzz import mutate
+from tests.fuzz.preloaded import run_cli_preloaded
 
 HEADER = (
     "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,"
@@ -190,7 +192,7 @@ def test_huge_clusters_and_sweeps_are_refused_under_a_2gb_cap(tmp_path: Path) ->
         ["simulate", "--trace", str(one), "--quiet", "--servers", "100000", "--policy", "srtf"],
     ]
     with ThreadPoolExecutor(2) as pool:
-        done = list(pool.map(mutate.run_cli, runs))
+        done = list(pool.map(run_cli_preloaded, runs))
     for run in done:
         assert mutate.complaints(run) == [], (run.args, run.stderr)
     assert [r.returncode for r in done] == [2, 2, 2, 0, 0]
