@@ -1,144 +1,93 @@
-"""Checking and applying a policy's decision against the cluster.
+"""The rules a policy's decision must keep, as read-only checks.
 
-Every rule is checked before anything of that step changes, and a breach
-raises :class:`~scheduling_opt.sim.policy.PolicyError` naming the policy,
-the time and the job: a start of a job that is not pending (not yet
-submitted, running, or done: so each job completes once, after its
-submission), a placement on servers that do not exist or lack the free
-GPUs, a gang broken (not all of the job's GPUs, or more), a preemption or
-resize of a job that is not running, a speed factor that is not finite and
-positive or set on a job neither pending nor running. GPU sharing
-(sim/sharing.py): an opportunistic start (``share``) beyond the free
-opportunistic slots, a resize of an opportunistic job, an upgrade of a job
-that is not a running opportunistic job or whose GPUs an exclusive job
-holds, exact GPUs (``gpus``) that are taken in the job's slot, off its
-placement, or named for a job this decision does not start.
+Each function looks at the simulation's state and one part of a decision
+and returns why it breaks a rule (a sentence) or None; none writes
+anything. :class:`~scheduling_opt.sim.live.ClusterState`, the one owner of
+the state, calls them before each change it applies, and turns a reason
+into a :class:`~scheduling_opt.sim.policy.PolicyError` naming the policy,
+the time and the job.
+
+The rules: a start of a job that is not pending (not yet submitted,
+running, or done: so each job completes once, after its submission), a
+placement on servers that do not exist or lack the free GPUs, a gang
+broken (not all of the job's GPUs, or more), a preemption or resize of a
+job that is not running, a speed factor that is not finite and positive or
+set on a job neither pending nor running. GPU sharing (sim/sharing.py): an
+opportunistic start (``share``) beyond the free opportunistic slots, a
+resize of an opportunistic job, an upgrade of a job that is not a running
+opportunistic job or whose GPUs an exclusive job holds, exact GPUs
+(``gpus``) that are taken in the job's slot, off its placement, or named for
+a job this decision does not start.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policy import PENDING, RUNNING, Decision
-from scheduling_opt.sim.sharing import EXCLUSIVE, OPPORTUNISTIC, Gpu
+from scheduling_opt.sim.policy import PENDING, RUNNING
+from scheduling_opt.sim.sharing import OPPORTUNISTIC
 from scheduling_opt.sim.state import JobState
 
-if TYPE_CHECKING:
-    from scheduling_opt.sim.engine import Engine
+
+def index_error(jobs: int, index: object, what: str) -> str | None:
+    """Why ``index`` names no job of a workload of ``jobs`` jobs (None: it does)."""
+    if not isinstance(index, int) or not 0 <= index < jobs:
+        return f"{what}: no job with index {index!r}"
+    return None
 
 
-def _size(
-    engine: Engine, st: JobState, placement: Placement, what: str, free: FreeMap | None = None
-) -> None:
+def placement_error(st: JobState, placement: Placement, free: FreeMap, what: str) -> str | None:
+    """Why ``placement`` cannot carry ``st``'s gang on the GPUs ``free`` has (None: it can)."""
     n = 0
     last = -1
     for s, g in placement:
         if s <= last:
-            raise engine.fail(st, f"{what}: servers must be distinct and ascending")
+            return f"{what}: servers must be distinct and ascending"
         last = s
         n += g
     job = st.job
     if not job.min_gpus <= n <= job.max_gpus:
         want = f"{job.gpus}" if job.min_gpus == job.max_gpus else f"{job.min_gpus}..{job.max_gpus}"
-        raise engine.fail(st, f"{what}: gang of {want} GPUs broken, placement {placement} has {n}")
-    if not (free or engine.freemap).fits(placement):
-        raise engine.fail(st, f"{what}: placement {placement} exceeds the free GPUs")
+        return f"{what}: gang of {want} GPUs broken, placement {placement} has {n}"
+    if not free.fits(placement):
+        return f"{what}: placement {placement} exceeds the free GPUs"
+    return None
 
 
-def _state(engine: Engine, index: object, what: str) -> JobState:
-    if not isinstance(index, int) or not 0 <= index < len(engine.states):
-        raise engine.fail(None, f"{what}: no job with index {index!r}")
-    return engine.states[index]
-
-
-def apply_decision(engine: Engine, decision: Decision) -> None:
-    """Apply ``decision``: preemptions, capacity changes, resizes, starts, each checked."""
-    for index in decision.preempt:
-        st = _state(engine, index, "preempt")
-        if st.status != RUNNING:
-            raise engine.fail(st, "preempted but not running")
-        engine.stop(st)
-    for server, gpus in decision.capacity:
-        if not 0 <= server < len(engine.cluster.servers) or gpus < 0:
-            raise engine.fail(None, f"capacity change ({server}, {gpus}): no such server or < 0")
-        engine.set_capacity(server, gpus)
-    for index, factor in decision.rate:
-        st = _state(engine, index, "rate")
-        if st.status not in (PENDING, RUNNING):
-            raise engine.fail(st, "speed factor set but not pending or running")
-        if not (isinstance(factor, (int, float)) and 0.0 < factor < math.inf):
-            raise engine.fail(st, f"speed factor {factor!r} is not finite and > 0")
-        engine.set_factor(st, float(factor))
-    for index in decision.upgrade:
-        st = _state(engine, index, "upgrade")
-        why = engine.sharing.upgrade(engine, st)
-        if why is not None:
-            raise engine.fail(st, why)
-    exact = _exact(engine, decision)
-    for index, placement in decision.resize:
-        st = _state(engine, index, "resize")
-        if st.status != RUNNING:
-            raise engine.fail(st, "resized but not running")
-        if st.layer == OPPORTUNISTIC:
-            raise engine.fail(st, "resized but opportunistic (stop and share it again)")
-        # Its own GPUs count as free for the new placement (a job may grow in
-        # place); a failed check aborts the run, so nothing is restored.
-        st.settle(engine.now)
-        engine.release(st)
-        del engine.running[st.index]
-        _size(engine, st, placement, "resize")
-        engine.freemap.take(placement)
-        engine.launch(st, placement, resumed=True)
-    for index, placement in decision.starts:
-        st = _state(engine, index, "start")
-        if st.status != PENDING:
-            state = {0: "not submitted yet", RUNNING: "already running"}.get(st.status, "done")
-            raise engine.fail(st, f"started but {state}")
-        _size(engine, st, placement, "start")
-        chosen = _gpus(engine, st, EXCLUSIVE, placement, exact)
-        engine.freemap.take(placement)
-        del engine.pending[st.index]
-        engine.launch(st, placement, resumed=st.first_start == st.first_start, gpus=chosen)
-    for index, placement in decision.share:
-        st = _state(engine, index, "share")
-        if st.status != PENDING:
-            state = {0: "not submitted yet", RUNNING: "already running"}.get(st.status, "done")
-            raise engine.fail(st, f"shared but {state}")
-        _size(engine, st, placement, "share", engine.sharing.guests)
-        chosen = _gpus(engine, st, OPPORTUNISTIC, placement, exact)
-        engine.sharing.guests.take(placement)
-        del engine.pending[st.index]
-        st.layer = OPPORTUNISTIC
-        engine.launch(st, placement, resumed=st.first_start == st.first_start, gpus=chosen)
-    if exact:
-        index = next(iter(exact))
-        raise engine.fail(_state(engine, index, "gpus"), "gpus: named but not started or shared")
-
-
-def _exact(engine: Engine, decision: Decision) -> dict[int, tuple[Gpu, ...]]:
-    out: dict[int, tuple[Gpu, ...]] = {}
-    for index, gpus in decision.gpus:
-        st = _state(engine, index, "gpus")
-        if index in out:
-            raise engine.fail(st, "gpus: named twice")
-        out[index] = tuple(gpus)
-    return out
-
-
-def _gpus(
-    engine: Engine,
-    st: JobState,
-    layer: int,
-    placement: Placement,
-    exact: dict[int, tuple[Gpu, ...]],
-) -> tuple[Gpu, ...] | None:
-    """The exact GPUs named for ``st`` (checked and consumed), or None."""
-    gpus = exact.pop(st.index, None)
-    if gpus is None:
+def start_error(st: JobState, what: str) -> str | None:
+    """Why ``st`` cannot be started or shared now (None: it is pending)."""
+    if st.status == PENDING:
         return None
-    why = engine.sharing.valid(layer, placement, gpus)
-    if why is not None:
-        raise engine.fail(st, f"gpus: {why}")
-    return gpus
+    state = {0: "not submitted yet", RUNNING: "already running"}.get(st.status, "done")
+    return f"{what} but {state}"
+
+
+def preempt_error(st: JobState) -> str | None:
+    """Why ``st`` cannot be preempted (None: it runs)."""
+    return None if st.status == RUNNING else "preempted but not running"
+
+
+def resize_error(st: JobState) -> str | None:
+    """Why ``st`` cannot be resized (None: it runs in the exclusive layer)."""
+    if st.status != RUNNING:
+        return "resized but not running"
+    if st.layer == OPPORTUNISTIC:
+        return "resized but opportunistic (stop and share it again)"
+    return None
+
+
+def rate_error(st: JobState, factor: object) -> str | None:
+    """Why ``factor`` cannot be ``st``'s speed factor (None: it can)."""
+    if st.status not in (PENDING, RUNNING):
+        return "speed factor set but not pending or running"
+    if not (isinstance(factor, (int, float)) and 0.0 < factor < math.inf):
+        return f"speed factor {factor!r} is not finite and > 0"
+    return None
+
+
+def capacity_error(servers: int, server: int, gpus: int) -> str | None:
+    """Why ``(server, gpus)`` is not a capacity change of a cluster of ``servers`` servers."""
+    if not 0 <= server < servers or gpus < 0:
+        return f"capacity change ({server}, {gpus}): no such server or < 0"
+    return None

@@ -12,10 +12,13 @@ decision's ``wake_at`` replaces the previous timer. In round mode
 (``round_length``) the policy is called only at multiples of the round and
 wake-ups are the round boundaries; completions stay exact.
 
-GPU sharing (an opportunistic slot beside the exclusive one on every GPU,
-the interference model, AntMan's upgrade) lives in
-:mod:`scheduling_opt.sim.sharing`; the engine calls it where a job takes or
-gives back GPUs.
+The engine owns the clock and the heap only. The jobs, the free GPUs and
+the GPU-sharing slots belong to :class:`~scheduling_opt.sim.live.ClusterState`,
+which applies every decision (checked by the read-only rules of
+:mod:`scheduling_opt.sim.check`) and reports new completion times back
+through a callback; policies read it through
+:class:`~scheduling_opt.sim.view.LiveView`. The imports go one way:
+engine -> live -> check, sharing, state.
 
 No simulation library: a plain heap loop runs 1.3-1.5 M events/s on this
 machine against 0.46-0.59 M for SimPy, and a full trace is ~61,000 events.
@@ -30,12 +33,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from scheduling_opt.sim import limits
-from scheduling_opt.sim.check import apply_decision
-from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
-from scheduling_opt.sim.policy import DONE, PENDING, RUNNING, Policy, PolicyError
-from scheduling_opt.sim.sharing import OPPORTUNISTIC, Gpu, Sharing
+from scheduling_opt.sim.cluster import ClusterSpec
+from scheduling_opt.sim.live import ClusterState
+from scheduling_opt.sim.policy import RUNNING, Policy, PolicyError
 from scheduling_opt.sim.speed import SpeedModel
-from scheduling_opt.sim.state import JobState, LiveView
+from scheduling_opt.sim.view import LiveView
 from scheduling_opt.sim.workload import SimJob, Workload
 
 COMPLETION, CAPACITY, ARRIVAL, TIMER = 0, 1, 2, 3
@@ -121,7 +123,13 @@ class RunOutput:
 
 
 class Engine:
-    """One simulation: a workload, a cluster, a policy. Use :func:`simulate`."""
+    """One simulation: the clock and the event heap over a :class:`ClusterState`.
+
+    Use :func:`simulate`. The engine owns time and events only; every change
+    of the jobs and the GPUs goes through its
+    :class:`~scheduling_opt.sim.live.ClusterState` (``self.state``), which
+    applies the policy's decisions.
+    """
 
     def __init__(
         self,
@@ -136,35 +144,25 @@ class Engine:
         self.cluster = cluster
         self.policy = policy
         self.params = params
-        self.speed_model = speed or SpeedModel(None, cluster.gpus_per_server)
-        self.compute = tuple(s.compute for s in cluster.servers)
-        self.freemap = FreeMap([s.gpus if s.available else 0 for s in cluster.servers])
-        self.sharing = Sharing(
-            [s.gpus for s in cluster.servers],
-            share_slowdown=params.share_slowdown,
-            host_slowdown=params.host_slowdown,
-        )
-        for i, s in enumerate(cluster.servers):
-            if not s.available:
-                self.sharing.guests.set_capacity(i, 0)
-        self.states = [JobState(j, i) for i, j in enumerate(workload.jobs)]
-        self.pending: dict[int, JobState] = {}
-        self.running: dict[int, JobState] = {}
-        self.arrived: list[JobState] = []
-        self.finished: list[JobState] = []
-        self.started: list[JobState] = []
-        self.evicted: list[JobState] = []
-        self.now = 0.0
-        self.t0 = 0.0
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
+        self.state = ClusterState(
+            workload,
+            cluster,
+            speed or SpeedModel(None, cluster.gpus_per_server),
+            restart_cost=params.restart_cost,
+            preemption_cost=params.preemption_cost,
+            share_slowdown=params.share_slowdown,
+            host_slowdown=params.host_slowdown,
+            policy_name=policy.name,
+            schedule=self._schedule,
+        )
+        self.t0 = 0.0
         self.timer_version = 0
-        self.busy = 0
         self.busy_area = 0.0
         self.capacity_area = 0.0
         self.changes: list[tuple[float, int, int, int]] = []
-        self.cap_total = sum(self.freemap.capacity)
-        self.view = LiveView(self)
+        self.view = LiveView(self.state)
         # Before any call: the rounds (or a periodic policy's wake-ups) the run asks for, O(jobs).
         limits.check_calls(
             [(j.submit, j.work) for j in workload.jobs],
@@ -173,7 +171,7 @@ class Engine:
             policy.name,
         )
         total = cluster.total_gpus
-        for st in self.states:
+        for st in self.state.states:
             if st.job.min_gpus > total:
                 raise PolicyError(
                     f"job {st.job.id!r} needs {st.job.min_gpus} GPUs, the cluster has {total}"
@@ -184,130 +182,21 @@ class Engine:
                 raise PolicyError(f"capacity change {c}: no such server or negative GPUs")
             self._push(c.time, CAPACITY, c.server, c.gpus)
 
-    # ------------------------------------------------------------------ helpers
-
     def _push(self, t: float, kind: int, a: int, b: int) -> None:
         self.seq += 1
         heapq.heappush(self.heap, (t, kind, self.seq, a, b))
 
-    def speed_of(self, job: SimJob, placement: Placement) -> float:
-        """Speed of ``job`` on ``placement`` under this engine's model."""
-        return self.speed_model.speed(job, placement, self.compute)
-
-    def fail(self, job: JobState | None, reason: str) -> PolicyError:
-        """The loud error naming the policy, the time and the job."""
-        who = f" job {job.job.id!r}:" if job is not None else ""
-        return PolicyError(f"policy {self.policy.name!r} at t={self.now:g}:{who} {reason}")
-
-    def push_completion(self, st: JobState) -> None:
-        """Schedule running ``st``'s completion at its ``end`` (its version just changed)."""
-        self._push(st.end, COMPLETION, st.index, st.version)
-
-    def launch(
-        self,
-        st: JobState,
-        placement: Placement,
-        resumed: bool,
-        gpus: tuple[Gpu, ...] | None = None,
-    ) -> None:
-        """Run ``st`` on ``placement`` from now (GPUs already counted taken in its layer).
-
-        ``gpus``: the exact GPUs (checked by the caller); None: the default
-        choice of :meth:`~scheduling_opt.sim.sharing.Sharing.pick`.
-        """
-        now = self.now
-        st.placement = placement
-        st.held = sum(g for _, g in placement)
-        sharing = self.sharing
-        sharing.occupy(self, st, gpus if gpus is not None else sharing.pick(st.layer, placement))
-        st.slow = sharing.factor(st.layer, st.shared)
-        st.speed = self.speed_of(st.job, placement) * st.factor * st.slow
-        st.since = now
-        st.stall_until = now + (self.params.restart_cost if resumed else 0.0)
-        st.end = st.stall_until + (st.job.work - st.done) / st.speed
-        st.version += 1
-        st.status = RUNNING
-        if st.first_start != st.first_start:  # nan: the first start
-            st.first_start = now
-        self.running[st.index] = st
-        self.started.append(st)
-        self._push(st.end, COMPLETION, st.index, st.version)
-
-    def set_factor(self, st: JobState, factor: float) -> None:
-        """Set ``st``'s speed factor now; a running job continues at its new speed.
-
-        No restart cost: the placement is unchanged (ONES changes a batch size
-        at the end of a training step, §3.3.1).
-        """
-        st.factor = factor
-        if st.status != RUNNING:
-            return
-        st.settle(self.now)
-        st.speed = self.speed_of(st.job, st.placement) * factor * st.slow
-        st.end = max(self.now, st.stall_until) + (st.job.work - st.done) / st.speed
-        st.version += 1
-        self._push(st.end, COMPLETION, st.index, st.version)
-
-    def stop(self, st: JobState) -> None:
-        """Take ``st`` off its GPUs now (progress folded in, back to pending)."""
-        st.settle(self.now)
-        st.done = max(0.0, st.done - self.params.preemption_cost)
-        self.release(st)
-        st.placement, st.held, st.end = (), 0, math.inf
-        st.version += 1
-        st.preemptions += 1
-        st.status = PENDING
-        st.queued_since = self.now
-        del self.running[st.index]
-        self.pending[st.index] = st
-
-    # ------------------------------------------------------------------ events
-
-    def _complete(self, st: JobState) -> None:
-        st.settle(self.now)
-        st.done = st.job.work
-        st.finish = self.now
-        self.release(st)
-        st.placement, st.held, st.end = (), 0, math.inf
-        st.status = DONE
-        del self.running[st.index]
-        self.finished.append(st)
-
-    def release(self, st: JobState) -> None:
-        """Give back running ``st``'s GPUs in its layer (its partners speed up)."""
-        (self.sharing.guests if st.layer == OPPORTUNISTIC else self.freemap).give(st.placement)
-        self.sharing.vacate(self, st)
-        st.layer = 0
-
-    def set_capacity(self, server: int, gpus: int) -> None:
-        """Give server ``server`` ``gpus`` usable GPUs now, evicting the jobs on it."""
-        self._capacity(server, gpus)
-
-    def _capacity(self, server: int, gpus: int) -> None:
-        # A server keeps its jobs while they still fit; shrunk below the GPUs
-        # in use (reclaimed), it loses all of them.
-        fm, guests = self.freemap, self.sharing.guests
-        if gpus < max(
-            fm.capacity[server] - fm.free[server], guests.capacity[server] - guests.free[server]
-        ):
-            victims = [
-                st for st in self.running.values() if any(s == server for s, _ in st.placement)
-            ]
-            for st in victims:
-                self.stop(st)
-                self.evicted.append(st)
-        fm.set_capacity(server, gpus)
-        guests.set_capacity(server, gpus)
-        self.sharing.widen(server, gpus)
-        self.cap_total = sum(fm.capacity)
+    def _schedule(self, t: float, index: int, version: int) -> None:
+        self._push(t, COMPLETION, index, version)
 
     def _advance(self, t: float) -> None:
         # Integrate from the first submission on (a capacity change may come earlier).
-        dt = t - max(self.now, self.t0)
+        state = self.state
+        dt = t - max(state.now, self.t0)
         if dt > 0:
-            self.busy_area += self.busy * dt
-            self.capacity_area += self.cap_total * dt
-        self.now = t
+            self.busy_area += state.busy * dt
+            self.capacity_area += state.cap_total * dt
+        state.now = t
 
     def _decide(self, t: float, timers: bool) -> int:
         """Call the policy at ``t`` and apply; again at once while it preempts.
@@ -318,21 +207,19 @@ class Engine:
         the schedule does not depend on when the next event happens to come
         (round mode equals event mode on aligned times).
         """
+        state = self.state
         for calls in range(1, MAX_FOLLOW_UPS + 1):
             decision = self.policy.decide(self.view)
-            self.started.clear()
-            self.arrived.clear()
-            self.finished.clear()
-            self.evicted.clear()
-            apply_decision(self, decision)
+            state.clear_reports()
+            state.apply(decision)
             self.timer_version += 1  # a decision's wake-up replaces the last one
             if decision.wake_at is not None and timers:
                 if not decision.wake_at > t:
-                    raise self.fail(None, f"wake_at {decision.wake_at!r} is not after now")
+                    raise state.fail(None, f"wake_at {decision.wake_at!r} is not after now")
                 self._push(decision.wake_at, TIMER, 0, self.timer_version)
             if not decision.preempt:
                 return calls
-        raise self.fail(None, f"still preempting after {MAX_FOLLOW_UPS} calls at one instant")
+        raise state.fail(None, f"still preempting after {MAX_FOLLOW_UPS} calls at one instant")
 
     def _is_boundary(self, t: float) -> bool:
         r = self.params.round_length
@@ -344,14 +231,15 @@ class Engine:
         """Run to the last completion; raise :class:`PolicyError` on a bad decision."""
         started_at = _time.perf_counter()
         cpu_at = _time.process_time()
-        heap, states = self.heap, self.states
+        state = self.state
+        heap, states = self.heap, state.states
         events = calls = reported = 0
         n_done = 0
         total = len(states)
         rl = self.params.round_length
         next_round = -math.inf
         first_submit = states[0].job.submit if states else 0.0
-        self.now = self.t0 = first_submit
+        state.now = self.t0 = first_submit
         while heap:
             t = heap[0][0]
             self._advance(t)
@@ -362,15 +250,12 @@ class Engine:
                     st = states[a]
                     if st.version != b or st.status != RUNNING:
                         continue
-                    self._complete(st)
+                    state.complete(st)
                     n_done += 1
                 elif kind == ARRIVAL:
-                    st = states[a]
-                    st.status = PENDING
-                    self.pending[a] = st
-                    self.arrived.append(st)
+                    state.arrive(a)
                 elif kind == CAPACITY:
-                    self._capacity(a, b)
+                    state.set_capacity(a, b)
                 elif b != self.timer_version and b != _ROUND:
                     continue
                 live = True
@@ -380,8 +265,8 @@ class Engine:
             call = rl is None or self._is_boundary(t)
             if call:
                 calls += self._decide(t, rl is None)
-                self.changes.append((t, self.busy, len(self.pending), len(self.running)))
-            if rl is not None and (self.pending or self.running) and next_round <= t:
+                self.changes.append((t, state.busy, len(state.pending), len(state.running)))
+            if rl is not None and (state.pending or state.running) and next_round <= t:
                 next_round = (math.floor(t / rl + 1e-9) + 1) * rl
                 self._push(next_round, TIMER, 0, _ROUND)
             if progress is not None and events - reported >= 4096:
@@ -391,10 +276,10 @@ class Engine:
                 break  # what is left in the heap are timers of a finished run
         if progress is not None:
             progress(n_done, total)
-        if self.pending or self.running:
-            left = next(iter(self.pending.values() or self.running.values()))
-            raise self.fail(
-                left, f"{len(self.pending) + len(self.running)} jobs left unfinished at the end"
+        if state.pending or state.running:
+            left = next(iter(state.pending.values() or state.running.values()))
+            raise state.fail(
+                left, f"{len(state.pending) + len(state.running)} jobs left unfinished at the end"
             )
         return RunOutput(
             policy=self.policy.name,

@@ -25,6 +25,10 @@ whole job. When the partner leaves, the job runs at full speed again; the
 engine evicts nobody for sharing (a policy preempts an opportunistic job
 whose memory does not fit, AntMan's local coordinator decision).
 
+This module keeps the slots only: it never changes a job's speed. Taking
+and giving GPUs returns the partners whose interference changed, and the
+state's owner (:class:`~scheduling_opt.sim.live.ClusterState`) re-rates them.
+
 Cost: a start, stop or upgrade touches the job's GPUs and the at most one
 partner per GPU, O(GPUs of the job x GPUs per server): the engine stays O(1)
 per event in the number of running jobs.
@@ -33,14 +37,10 @@ per event in the number of running jobs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
 from scheduling_opt.sim.policy import RUNNING
 from scheduling_opt.sim.state import JobState
-
-if TYPE_CHECKING:
-    from scheduling_opt.sim.engine import Engine
 
 #: A GPU: ``(server index, GPU index on the server)``.
 Gpu = tuple[int, int]
@@ -124,38 +124,47 @@ class Sharing:
                 seen.append(j)
         return seen
 
-    def occupy(self, engine: Engine, st: JobState, gpus: tuple[Gpu, ...]) -> None:
-        """Put ``st`` on ``gpus`` in its layer; partners slow down from now."""
+    def occupy(self, st: JobState, gpus: tuple[Gpu, ...]) -> tuple[int, list[int]]:
+        """Put ``st`` on ``gpus`` in its layer.
+
+        Returns the GPUs that became busy (held by no job of the other layer
+        before) and the partners, whose speed the caller re-rates.
+        """
         mine, other = self.slots[st.layer], self.slots[1 - st.layer]
+        newly_busy = 0
         for s, i in gpus:
             if other[s][i] < 0:
-                engine.busy += 1
+                newly_busy += 1
             mine[s][i] = st.index
         st.gpus = gpus
         partners = self.partners(st)
         st.shared = bool(partners)
-        for j in partners:
-            self.rerate(engine, engine.states[j])
+        return newly_busy, partners
 
-    def vacate(self, engine: Engine, st: JobState) -> None:
-        """Take ``st`` off its GPUs; partners speed up from now."""
+    def vacate(self, st: JobState) -> tuple[int, list[int]]:
+        """Take ``st`` off its GPUs.
+
+        Returns the GPUs that became idle and the partners, whose speed the
+        caller re-rates.
+        """
         partners = self.partners(st)
         mine, other = self.slots[st.layer], self.slots[1 - st.layer]
+        idle = 0
         for s, i in st.gpus:
             mine[s][i] = -1
             if other[s][i] < 0:
-                engine.busy -= 1
+                idle += 1
         st.gpus = ()
         st.shared = False
-        for j in partners:
-            self.rerate(engine, engine.states[j])
+        return idle, partners
 
-    def upgrade(self, engine: Engine, st: JobState) -> str | None:
+    def upgrade(self, st: JobState, exclusive: FreeMap) -> str | None:
         """Move running opportunistic ``st`` to the exclusive layer on its GPUs (None: done).
 
         Allowed only when no exclusive job holds any of its GPUs (AntMan's
         upgrade: "all GPUs are filled up in opportunistic jobs"); its speed
         is unchanged (unshared before and after), with no restart.
+        ``exclusive`` is the exclusive layer's free map, which gains its GPUs.
         """
         if st.status != RUNNING or st.layer != OPPORTUNISTIC:
             return "upgraded but not a running opportunistic job"
@@ -166,21 +175,6 @@ class Sharing:
             guest[s][i] = -1
             host[s][i] = st.index
         self.guests.give(st.placement)
-        engine.freemap.take(st.placement)
+        exclusive.take(st.placement)
         st.layer = EXCLUSIVE
         return None
-
-    def rerate(self, engine: Engine, st: JobState) -> None:
-        """Recompute running ``st``'s sharing and, if it changed, its speed and completion."""
-        shared = bool(self.partners(st))
-        if shared == st.shared or st.status != RUNNING:
-            st.shared = shared
-            return
-        now = engine.now
-        st.settle(now)
-        st.shared = shared
-        st.slow = self.factor(st.layer, shared)
-        st.speed = engine.speed_of(st.job, st.placement) * st.factor * st.slow
-        st.end = max(now, st.stall_until) + (st.job.work - st.done) / st.speed
-        st.version += 1
-        engine.push_completion(st)

@@ -1,31 +1,29 @@
-"""A job's mutable record inside the engine, and the live read-only view over the engine.
+"""A job's mutable record inside the simulation.
 
 Progress is integrated lazily: a running job stores the work ``done`` at
 time ``since`` and its ``speed``; the work at any later instant is
 ``done + speed * (t - max(since, stall_until))``. Nothing is updated for
 running jobs at events that do not concern them, which keeps an event O(1)
 in the number of running jobs.
+
+Only :class:`~scheduling_opt.sim.live.ClusterState` (the one owner of the
+simulation's state) writes these records; policies see them through
+:class:`~scheduling_opt.sim.policy.JobView`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from types import MappingProxyType
-from typing import TYPE_CHECKING
 
-from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
-from scheduling_opt.sim.policy import RUNNING, JobView
+from scheduling_opt.sim.cluster import Placement
+from scheduling_opt.sim.policy import RUNNING
 from scheduling_opt.sim.workload import SimJob
-
-if TYPE_CHECKING:
-    from scheduling_opt.sim.engine import Engine
 
 FUTURE = 0
 
 
 class JobState:
-    """The engine's record of one job (policies see it as a :class:`JobView`)."""
+    """The simulation's record of one job (policies see it as a :class:`JobView`)."""
 
     __slots__ = (
         "done",
@@ -105,71 +103,3 @@ class JobState:
         self.service_base += self.held * (now - self.since)
         self.run_base += now - self.since
         self.since = now
-
-
-class LiveView:
-    """The :class:`~scheduling_opt.sim.policy.View` the engine hands to policies."""
-
-    __slots__ = ("_engine", "_pending", "_running")
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-        self._pending: Mapping[int, JobView] = MappingProxyType(engine.pending)
-        self._running: Mapping[int, JobView] = MappingProxyType(engine.running)
-
-    @property
-    def now(self) -> float:
-        return self._engine.now
-
-    @property
-    def pending(self) -> Mapping[int, JobView]:
-        return self._pending
-
-    @property
-    def running(self) -> Mapping[int, JobView]:
-        return self._running
-
-    @property
-    def arrived(self) -> Sequence[JobView]:
-        return tuple(self._engine.arrived)
-
-    @property
-    def finished(self) -> Sequence[JobView]:
-        return tuple(self._engine.finished)
-
-    @property
-    def started(self) -> Sequence[JobView]:
-        return tuple(self._engine.started)
-
-    @property
-    def evicted(self) -> Sequence[JobView]:
-        return tuple(self._engine.evicted)
-
-    @property
-    def cluster(self) -> ClusterSpec:
-        return self._engine.cluster
-
-    @property
-    def capacity(self) -> Sequence[int]:
-        return tuple(self._engine.freemap.capacity)
-
-    @property
-    def free(self) -> Sequence[int]:
-        return tuple(self._engine.freemap.free)
-
-    @property
-    def free_total(self) -> int:
-        return self._engine.freemap.total_free
-
-    @property
-    def share_free(self) -> Sequence[int]:
-        return tuple(self._engine.sharing.guests.free)
-
-    def plan_shared(self) -> FreeMap:
-        return self._engine.sharing.guests.copy()
-
-    def plan(self) -> FreeMap:
-        return self._engine.freemap.copy()
-
-    def speed(self, job: SimJob, placement: Placement) -> float:
-        return self._engine.speed_of(job, placement)

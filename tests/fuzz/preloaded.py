@@ -77,10 +77,10 @@ def _nothing() -> None:
     pass
 
 
-def _child(argv: list[str], out: str, err: str, usage: str, memory_cap: int) -> None:
+def _child(argv: list[str], out: str, err: str, usage: str, memory_cap: int, cwd: str) -> None:
     os.setsid()
     resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
-    os.chdir(ROOT)
+    os.chdir(cwd)
     for fd, path, flags in (
         (0, os.devnull, os.O_RDONLY),
         (1, out, os.O_WRONLY),
@@ -138,13 +138,18 @@ def _cpu_of(pid: int | None) -> float:
 
 
 def run_cli_preloaded(
-    args: Sequence[str], *, time_cap: float = TIME_CAP, memory_cap: int = MEMORY_CAP
+    args: Sequence[str],
+    *,
+    time_cap: float = TIME_CAP,
+    memory_cap: int = MEMORY_CAP,
+    cwd: str | os.PathLike[str] = ROOT,
 ) -> Run:
     """``main(ARGS)`` in a process forked from the preloaded server, under the caps.
 
     The same :class:`~tests.fuzz.mutate.Run` as :func:`tests.fuzz.mutate.run_cli`
     (a run killed at the wall-time cap has ``timed_out`` and exit status
-    -9), plus its CPU time in ``cpu_seconds`` (for a killed run, what it had
+    -9), run in ``cwd`` (``simulate`` writes ``./simulate-out`` unless
+    given ``--out``), plus its CPU time in ``cpu_seconds`` (for a killed run, what it had
     used when killed: a run slowed by a busy machine shows little).
     """
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,7 +157,9 @@ def run_cli_preloaded(
         for path in (out, err):
             open(path, "wb").close()
         ctx = _context()
-        proc = ctx.Process(target=_child, args=(list(args), out, err, usage, memory_cap))
+        proc = ctx.Process(
+            target=_child, args=(list(args), out, err, usage, memory_cap, os.fspath(cwd))
+        )
         start = time.perf_counter()
         with _LOCK:
             proc.start()

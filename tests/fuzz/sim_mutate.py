@@ -414,7 +414,7 @@ def run_sim_mutant(data: bytes, extra: list[str] | None, draw: Draw | None, what
         if "--quiet" not in args and (draw is None or draw.integer(0, 1)):
             args.append("--quiet")
         case = SimCase(what, args)
-        case.run = run_cli_preloaded(args)
+        case.run = run_cli_preloaded(args, cwd=tmp)  # the default --out is ./simulate-out
         with contextlib.suppress(OSError):
             Path(path).unlink()
     return case

@@ -13,6 +13,7 @@ runs thousands with a summary table.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,11 +86,13 @@ def test_mutated_traces_and_options_get_an_answer_or_one_error_line(data: st.Dat
         pytest.fail(f"{sim_mutate.describe(case)}: " + " | ".join(problems))
 
 
-def test_a_preloaded_run_answers_like_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_preloaded_run_answers_like_the_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # The same arguments through main() in this process: the fork must change nothing
     # of what the verdicts look at (exit status, stdout, stderr).
     argv = ["simulate", "--workload", "synthetic", "--synthetic-jobs", "0", "--quiet"]
-    run = preloaded.run_cli_preloaded(argv)
+    run = preloaded.run_cli_preloaded(argv, cwd=tmp_path)
     code = main(argv)
     out, err = capsys.readouterr()
     assert (run.returncode, run.stdout, run.stderr) == (code, out, err)
@@ -97,7 +100,7 @@ def test_a_preloaded_run_answers_like_the_command(capsys: pytest.CaptureFixture[
     assert err.count("\n") == 1
     # A run past its wall-time cap is killed and says so (10^5 jobs take seconds).
     slow = ["simulate", "--workload", "synthetic", "--synthetic-jobs", "100000", "--quiet"]
-    killed = preloaded.run_cli_preloaded(slow, time_cap=0.5)
+    killed = preloaded.run_cli_preloaded(slow, time_cap=0.5, cwd=tmp_path)
     assert killed.timed_out
     assert killed.returncode == -9
     assert mutate.complaints(killed)[0].startswith("hang")

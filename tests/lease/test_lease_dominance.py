@@ -22,18 +22,19 @@ from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.solution import Status
 
 exact_module = importlib.import_module("scheduling_opt.lease.exact")
+choice_module = importlib.import_module("scheduling_opt.lease._choice")
 Shape = dict[tuple[int, int], list[int]]
 
 
 def test_dominance_by_hand() -> None:
     # Three 2-GPU one-term jobs due by term 2 (unpackable on 3 GPUs).
     three: Shape = {(2, 1): [2, 2, 2]}
-    assert exact_module._dominates({(2, 1): [1, 2, 2, 3]}, three)  # 1 <= 2, 2 <= 2, 2 <= 2
-    assert exact_module._dominates({(2, 1): [2, 2, 2], (1, 1): [1]}, three)  # plus another class
-    assert not exact_module._dominates({(2, 1): [2, 2, 3]}, three)  # a later deadline: 3 > 2
-    assert not exact_module._dominates({(2, 1): [2, 2]}, three)  # one job short
-    assert not exact_module._dominates({(2, 2): [2, 2, 2]}, three)  # another class (RL 2)
-    assert not exact_module._dominates({(3, 1): [2, 2, 2]}, three)  # another class (G 3)
+    assert choice_module.dominates({(2, 1): [1, 2, 2, 3]}, three)  # 1 <= 2, 2 <= 2, 2 <= 2
+    assert choice_module.dominates({(2, 1): [2, 2, 2], (1, 1): [1]}, three)  # plus another class
+    assert not choice_module.dominates({(2, 1): [2, 2, 3]}, three)  # a later deadline: 3 > 2
+    assert not choice_module.dominates({(2, 1): [2, 2]}, three)  # one job short
+    assert not choice_module.dominates({(2, 2): [2, 2, 2]}, three)  # another class (RL 2)
+    assert not choice_module.dominates({(3, 1): [2, 2, 2]}, three)  # another class (G 3)
 
 
 def _packs(shape: Shape, gpus: int) -> bool:
@@ -71,7 +72,7 @@ def test_a_dominating_shape_packs_only_if_the_dominated_one_does(
     # ``big`` = ``small`` with deadlines moved earlier where possible, plus extra jobs.
     big = [(g, rl, max(rl, due - 1)) for g, rl, due in small] + extra
     u, shape = _shape(small), _shape(big)
-    assert exact_module._dominates(shape, u)
+    assert choice_module.dominates(shape, u)
     if _packs(shape, gpus):
         assert _packs(u, gpus)
 
@@ -82,7 +83,7 @@ def test_dominance_is_sound_on_any_pair(
     a: list[tuple[int, int, int]], b: list[tuple[int, int, int]], gpus: int
 ) -> None:
     sa, sb = _shape(a), _shape(b)
-    if exact_module._dominates(sa, sb) and not _packs(sb, gpus):
+    if choice_module.dominates(sa, sb) and not _packs(sb, gpus):
         assert not _packs(sa, gpus)
 
 
@@ -100,13 +101,13 @@ def test_a_relabelled_unpackable_choice_is_cut_without_packing(
     jobs = [Job(j, 2, 2, 1.0, deadlines=(RewardStep(2.0, v),)) for j, v in steps.items()]
     inp = LeaseInput(jobs, 3, 1.0)
     calls: list[object] = []  # presolve flag of each packing (False: a confirmation)
-    real = exact_module._pack
+    real = choice_module.pack_highs
 
     def counting(*args: object, **kwargs: object) -> object:
         calls.append(kwargs["presolve"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(exact_module, "_pack", counting)
+    monkeypatch.setattr(choice_module, "pack_highs", counting)
     sol = lease.exact(inp, two_stage=True)
     lease.check(inp, sol)
     assert (sol.status, sol.objective, sol.bound) == (Status.OPTIMAL, 200.0, 200.0)
@@ -137,7 +138,7 @@ def test_a_packing_below_an_unconfirmed_bound_is_kept_as_the_incumbent(
     steps = {"a": 100, "b": 100, "c": 100, "d": 99}
     jobs = [Job(j, 2, 2, 1.0, deadlines=(RewardStep(2.0, v),)) for j, v in steps.items()]
     inp = LeaseInput(jobs, 3, 1.0)
-    monkeypatch.setattr(exact_module, "_confirm", lambda *args: False)
+    monkeypatch.setattr(exact_module, "confirm", lambda *args: False)
     monkeypatch.setattr(
         exact_module, "_one_stage", lambda *args: ExactOutcome(Status.TIME_LIMIT, None, None)
     )

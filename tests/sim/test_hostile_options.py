@@ -31,6 +31,11 @@ ROWS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the default --out is ./simulate-out
+
+
 def _trace(tmp_path: Path, data: bytes | None = None, name: str = "t.csv") -> Path:
     path = tmp_path / name
     path.write_bytes(data if data is not None else ("\n".join([HEADER, *ROWS]) + "\n").encode())
@@ -192,7 +197,7 @@ def test_huge_clusters_and_sweeps_are_refused_under_a_2gb_cap(tmp_path: Path) ->
         ["simulate", "--trace", str(one), "--quiet", "--servers", "100000", "--policy", "srtf"],
     ]
     with ThreadPoolExecutor(2) as pool:
-        done = list(pool.map(run_cli_preloaded, runs))
+        done = list(pool.map(lambda a: run_cli_preloaded(a, cwd=tmp_path), runs))
     for run in done:
         assert mutate.complaints(run) == [], (run.args, run.stderr)
     assert [r.returncode for r in done] == [2, 2, 2, 0, 0]

@@ -1,0 +1,180 @@
+"""The first stage of the lease ``exact``: deadline levels under energy rows, re-solved after cuts.
+
+:class:`Levels` solves :func:`~scheduling_opt.lease.formulation.build_levels`'
+model (a relaxation of the lease MILP whose proven optimum bounds it) on its
+level columns only, and after each cut tries a model whose columns are fixed
+by reduced costs in a Lagrangian bound first (issue 16). Chronus §3.3.4.
+Cost: one HiGHS MILP over ~450 binaries and ~290 rows at C120 per solve, plus
+one LP for the duals.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scheduling_opt.errors import SolverError
+from scheduling_opt.exact import stdout_to_stderr
+from scheduling_opt.lease._highs import highs, matrix
+from scheduling_opt.lease.formulation import Model, Row
+from scheduling_opt.solution import Status
+
+
+class Levels:
+    """The levels stage on its level columns only, with reduced-cost fixing (issue 16).
+
+    :func:`~scheduling_opt.lease.formulation.build_levels` keeps the term
+    columns in the layout at upper bound 0, and HiGHS (presolve off) carries
+    them: solving on the level columns alone is the same problem, ~25%
+    faster. After a choice is cut, the next solve only has to look at or
+    below the previous bound b (a cut removes choices, it adds none), and
+    most level columns are then fixed by their reduced costs in a
+    Lagrangian bound: for any duals u, v >= 0 of the rows, every choice x
+    has c x <= L - |rc_j| when x_j differs from the bound that the sign of
+    rc = c - A'(u - v) favours (L = u hi - v lo + sum max(0, rc) ub), so
+    x_j is fixed when L - |rc_j| < b: the fixed model holds every choice
+    worth b or more. L is computed here from whatever duals the LP returned,
+    so the fixing is valid whatever their accuracy (weak duality). The cuts
+    are left out of the bound (dropping rows only loosens it). On
+    synth-p4-6, 161 of 481 columns stay free at b = 17150 and a solve takes
+    ~0.1 s instead of ~0.4 s.
+    """
+
+    def __init__(self, relaxed: Model) -> None:
+        self.full = relaxed
+        self.cols = np.array([v for s in relaxed.lay.s for v in s], dtype=np.int64)
+        self.index = {int(v): k for k, v in enumerate(self.cols)}
+        ub = relaxed.ub
+        # Rows only over level columns; the term columns (fixed at 0) drop out.
+        self.rows = [self.compact(row) for row in relaxed.rows]
+        self.c = relaxed.c[self.cols]
+        self.ub = ub[self.cols]
+        self.step = granularity(self.c)
+        self.duals: tuple[float, NDArray[np.float64]] | None = None
+        # Off after the first fixed solve that falls short of its floor: then
+        # the optimum drops by more than one reward step per cut (jobs large
+        # against M), and every later round would pay for two solves.
+        self.fixing = True
+
+    def compact(self, row: Row) -> Row:
+        """A row over full-layout columns as one over the level columns (others are 0)."""
+        cols, coefs, lo, hi = row
+        out_cols: list[int] = []
+        out_coefs: list[float] = []
+        for col, coef in zip(cols, coefs, strict=True):
+            if col in self.index:
+                out_cols.append(self.index[col])
+                out_coefs.append(coef)
+            elif self.full.ub[col] != 0.0:
+                raise SolverError("a levels row holds a free term column")
+        return (out_cols, out_coefs, lo, hi)
+
+    def expand(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.zeros(self.full.lay.size)
+        out[self.cols] = np.round(x)
+        return out
+
+    def lagrangian(self) -> tuple[float, NDArray[np.float64]]:
+        """(L, rc): the bound and reduced costs of the LP's duals (computed once)."""
+        if self.duals is None:
+            from scipy.optimize import linprog
+            from scipy.sparse import vstack
+
+            a, lo, hi = matrix(self.rows, len(self.cols))
+            up, dn = np.isfinite(hi), np.isfinite(lo)
+            a_ub = vstack([a[up], -a[dn]]).tocsr()
+            b_ub = np.concatenate([hi[up], -lo[dn]])
+            with stdout_to_stderr():
+                res = linprog(
+                    -self.c,
+                    A_ub=a_ub,
+                    b_ub=b_ub,
+                    bounds=np.column_stack([np.zeros(len(self.c)), self.ub]),
+                    method="highs",
+                )
+            if res.status != 0:
+                self.duals = (float("inf"), np.zeros(len(self.c)))
+            else:
+                y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
+                rc = self.c - a_ub.T @ y
+                bound = float(b_ub @ y + np.maximum(rc, 0.0) @ self.ub)
+                self.duals = (bound, np.asarray(rc, dtype=float))
+        return self.duals
+
+    def solve(
+        self, cuts: list[Row], floor: float | None, limit: float
+    ) -> tuple[Status, NDArray[np.float64] | None, float | None]:
+        """(status, x over the full layout, bound) of the levels under ``cuts``.
+
+        ``floor``: the previous bound; the fixed model is tried first and is
+        enough when its optimum reaches ``floor``, or (rewards multiples of
+        ``step``) ``floor - step``, since no choice lies strictly between.
+        Otherwise the model without fixing decides.
+        """
+        start = time.perf_counter()
+        rows = self.rows + [self.compact(cut) for cut in cuts]
+        a, lo, hi = matrix(rows, len(self.cols))
+        integral = np.ones(len(self.cols), dtype=np.int_)
+        zeros = np.zeros(len(self.cols))
+        if floor is not None and self.fixing and self.c.any():
+            if self.step is not None:
+                # Every choice's reward is a multiple of step: so is the best.
+                floor = self.step * np.floor(floor / self.step + 1e-9)
+            bound, rc = self.lagrangian()
+            slack = bound - floor + 1e-6 * max(1.0, abs(bound))
+            lower = np.where((rc > slack) & (self.ub > 0), self.ub, 0.0)
+            upper = np.where(rc < -slack, 0.0, self.ub)
+            free = np.flatnonzero(lower < upper)
+            shift = a @ lower
+            if free.size == 0:  # everything fixed (HiGHS needs a column): check the rows
+                eps = 1e-9 * max(1.0, float(np.abs(shift).max(initial=0.0)))
+                fits = bool(np.all(lo - eps <= shift) and np.all(shift <= hi + eps))
+                if fits:
+                    status, y, found = Status.OPTIMAL, zeros[free], 0.0
+                else:
+                    status, y, found = Status.INFEASIBLE, None, None
+            else:
+                status, y, found = highs(
+                    self.c[free],
+                    a[:, free],
+                    lo - shift,
+                    hi - shift,
+                    integral[free],
+                    zeros[free],
+                    upper[free],
+                    limit,
+                    presolve=False,
+                    silence=True,
+                )
+            tol = 1e-6 * max(1.0, abs(floor))
+            if status is Status.OPTIMAL and y is not None and found is not None:
+                x = lower.copy()
+                x[free] = np.round(y)
+                value = float(self.c @ x)
+                reach = floor - (self.step or 0.0)
+                if value >= reach - tol:
+                    # Every choice worth >= floor is in the fixed model, so its
+                    # optimum is the optimum; below floor, none lies in between.
+                    fixed = float(self.c @ lower)
+                    return status, self.expand(x), min(floor, max(value, found + fixed))
+            elif status is Status.TIME_LIMIT:
+                return status, None, floor
+            self.fixing = False
+            limit -= time.perf_counter() - start
+            if limit <= 0:
+                return Status.TIME_LIMIT, None, floor
+        status, y, found = highs(
+            self.c, a, lo, hi, integral, zeros, self.ub, limit, presolve=False, silence=True
+        )
+        return status, None if y is None else self.expand(y), found
+
+
+def granularity(c: NDArray[np.float64]) -> float | None:
+    """The gcd of the rewards when all are integers (every choice's reward is a multiple)."""
+    rounded = np.round(c)
+    if not np.allclose(c, rounded, rtol=0.0, atol=1e-9) or not rounded.any():
+        return None
+    step = int(np.gcd.reduce(np.abs(rounded[rounded != 0]).astype(np.int64)))
+    return float(step) if step > 0 else None
