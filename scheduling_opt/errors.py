@@ -36,6 +36,12 @@ class InvalidInstanceError(SchedulingOptError, ValueError):
         shown = f"{_cut(path, MAX_PATH_CHARS)}: {reason}" if path else reason
         super().__init__(_cut(shown.replace("\n", " "), MAX_MESSAGE_CHARS))
 
+    def __reduce__(self) -> tuple[type[InvalidInstanceError], tuple[str, str]]:
+        # Pickled by its two arguments: an error raised in a worker process
+        # (a simulator sweep's process pool) must reach the parent as itself,
+        # not break the pool with a TypeError while unpickling.
+        return (type(self), (self.path, self.reason))
+
     def at(self, prefix: str) -> InvalidInstanceError:
         """The same error, located under ``prefix`` (``jobs[2]`` + ``min_workers``)."""
         if not prefix:

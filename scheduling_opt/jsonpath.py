@@ -29,6 +29,7 @@ MAX_NUMBER = 1e15
 
 Anything larger is no scheduling quantity, and products of such values would
 overflow to inf deep inside a solver instead of failing here."""
+_TINY = sys.float_info.min
 MAX_INT_DIGITS = 30
 """Longest integer literal the file reader parses (any valid value has at most 16 digits).
 
@@ -126,6 +127,12 @@ def read_int(value: object, path: str, minimum: int | None = None) -> int:
 
 def read_number(value: object, path: str, minimum: float | None = None) -> float:
     """A finite number (not a boolean; numpy scalars become Python ones), at least ``minimum``."""
+    if (
+        type(value) is float
+        and (_TINY <= abs(value) <= MAX_NUMBER or value == 0.0)
+        and (minimum is None or value >= minimum)
+    ):
+        return value  # the common case (readers parse floats), checked without conversions
     value = plain(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInstanceError(path, f"must be a number, got {show(value)}")

@@ -20,19 +20,27 @@ Choices for the real data's quirks:
   10-8-5-2 becomes the paper's 100-80-50-20 of §4.1, so wDMR's bounds 1 and
   100 apply).
 
+Reading discipline (the instance files' rules, docs/simulation.md): UTF-8
+with or without a byte-order mark, LF or CRLF; every number finite, >= 0,
+at most 1e15 and not subnormal (:func:`scheduling_opt.jsonpath.read_number`);
+counts integral; at most :data:`MAX_ROWS` rows of :data:`MAX_LINE_BYTES`.
+The simulator adds its clock limit (:mod:`scheduling_opt.sim.limits`).
+
 Complexity: linear in the file size. Errors name ``file:line column``.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import read_number, show
 from scheduling_opt.model import Job, RewardStep
 
 JobType = Literal["strict", "soft", "best"]
@@ -52,6 +60,10 @@ COLUMNS = (
     "job_type",
 )
 _TYPES: tuple[JobType, ...] = ("strict", "soft", "best")
+#: Most data rows of one trace file (the full Chronus-Philly traces have ~30,900).
+MAX_ROWS = 1_000_000
+#: Longest line of a trace file (a Chronus-Philly row has about 100 bytes).
+MAX_LINE_BYTES = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +71,8 @@ class TraceJob:
     """One trace row, units as in the file (minutes).
 
     ``deadlines`` are ``(minutes after submission, reward)`` steps, empty for
-    a best-effort job.
+    a best-effort job. ``line`` is the row's line in its file (0 when the
+    record was built in code; not compared).
     """
 
     job_id: str
@@ -72,6 +85,7 @@ class TraceJob:
     interval: int
     deadlines: tuple[tuple[float, float], ...]
     job_type: JobType
+    line: int = field(default=0, compare=False)
 
     @property
     def slo(self) -> bool:
@@ -79,15 +93,16 @@ class TraceJob:
 
 
 def _number(text: str, where: str, column: str, *, integer: bool = False) -> float:
+    """A field's number by the instance files' rules (finite, >= 0, at most 1e15, no subnormal)."""
+    path = f"{where} {column}"
     try:
         value = float(text)
     except ValueError:
-        raise InvalidInstanceError(f"{where} {column}", f"not a number: {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise InvalidInstanceError(f"{where} {column}", f"must be finite and >= 0, got {text!r}")
-    if integer and value != int(value):
-        raise InvalidInstanceError(f"{where} {column}", f"must be an integer, got {text!r}")
-    return value
+        raise InvalidInstanceError(path, f"not a number: {show(text)}") from None
+    number = read_number(value, path, 0)
+    if integer and not value.is_integer():
+        raise InvalidInstanceError(path, f"must be an integer, got {show(text)}")
+    return number
 
 
 def _steps(row: dict[str, str], where: str) -> tuple[tuple[float, float], ...]:
@@ -110,15 +125,18 @@ def _steps(row: dict[str, str], where: str) -> tuple[tuple[float, float], ...]:
     return steps
 
 
-def _row(row: dict[str, str], where: str) -> TraceJob:
+def _row(row: dict[str, str], where: str, line: int) -> TraceJob:
     job_type = row["job_type"].strip()
     if job_type not in _TYPES:
         raise InvalidInstanceError(
-            f"{where} job_type", f"must be one of {list(_TYPES)}, got {job_type!r}"
+            f"{where} job_type", f"must be one of {list(_TYPES)}, got {show(job_type)}"
         )
+    job_id = row["job_id"].strip()
+    if not job_id:
+        raise InvalidInstanceError(f"{where} job_id", "must not be empty")
     steps = () if job_type == "best" else _steps(row, where)
     return TraceJob(
-        job_id=row["job_id"].strip(),
+        job_id=job_id,
         user=row["user"].strip(),
         num_gpu=int(_number(row["num_gpu"], where, "num_gpu", integer=True)),
         submit_time=_number(row["submit_time"], where, "submit_time"),
@@ -128,26 +146,109 @@ def _row(row: dict[str, str], where: str) -> TraceJob:
         interval=int(_number(row["interval"], where, "interval", integer=True)),
         deadlines=steps,
         job_type=job_type,
+        line=line,
     )
 
 
+def _lines(handle: BinaryIO, name: str) -> Iterator[str]:
+    """The file's lines as text: UTF-8, a leading byte-order mark dropped, line ends kept.
+
+    Each line is decoded on its own, so a byte that is not UTF-8 is reported
+    on its own line (a text-mode reader decodes 8 KB blocks and cannot say
+    where); a line longer than MAX_LINE_BYTES is refused before it is held.
+    """
+    number = 0
+    while True:
+        raw = handle.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise InvalidInstanceError(
+                f"{name}:{number}", f"line longer than {MAX_LINE_BYTES:,} bytes"
+            )
+        if number == 1:
+            if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                raise InvalidInstanceError(
+                    f"{name}:1", "UTF-16 text; save the trace as UTF-8 (CSV UTF-8)"
+                )
+            if raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidInstanceError(
+                f"{name}:{number}",
+                f"not UTF-8 text: byte 0x{raw[e.start]:02x} at byte {e.start + 1} of the line",
+            ) from None
+
+
+def _header(fields: list[str], name: str) -> dict[str, int]:
+    columns: dict[str, int] = {}
+    for i, text in enumerate(fields):
+        key = text.strip()
+        if key in columns:
+            raise InvalidInstanceError(f"{name}:1", f"column {show(key)} appears twice")
+        columns[key] = i
+    missing = [c for c in COLUMNS if c not in columns]
+    if missing:
+        raise InvalidInstanceError(f"{name}:1", f"missing columns {missing}")
+    return columns
+
+
 def iter_trace(path: str | Path) -> Iterator[TraceJob]:
-    """Rows of a trace file, validated one by one, in file order."""
+    """Rows of a trace file, validated one by one, in file order.
+
+    UTF-8 with or without a byte-order mark, LF or CRLF line ends (a
+    spreadsheet's "CSV UTF-8" export reads as the same file); blank lines
+    are skipped; header names may carry spaces around them and columns
+    beyond :data:`COLUMNS` are ignored. Anything else (a byte that is not
+    UTF-8, a field count that differs from the header's, a malformed
+    number, more than :data:`MAX_ROWS` rows) raises
+    :class:`~scheduling_opt.errors.InvalidInstanceError` naming
+    ``file:line`` and the column.
+    """
     name = str(path)
     try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115
+        handle = open(path, "rb")  # noqa: SIM115
     except OSError as e:
-        raise InvalidInstanceError(name, f"cannot read: {e}") from None
+        raise InvalidInstanceError(name, f"cannot read: {e.strerror or e}") from None
     with handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            raise InvalidInstanceError(f"{name}:1", f"missing columns {missing}")
-        for row in reader:
-            where = f"{name}:{reader.line_num}"
-            if any(row[c] is None for c in COLUMNS):
-                raise InvalidInstanceError(where, "too few fields")
-            yield _row(row, where)
+        reader = csv.reader(_lines(handle, name))
+        try:
+            first = next(reader, None)
+            if first is None:
+                raise InvalidInstanceError(f"{name}:1", "empty file (no header line)")
+            columns = _header(first, name)
+            width = len(first)
+            rows = 0
+            while True:
+                line = reader.line_num + 1
+                fields = next(reader, None)
+                if fields is None:
+                    return
+                if not fields:
+                    continue  # a blank line
+                where = f"{name}:{line}"
+                if len(fields) != width:
+                    few = "few" if len(fields) < width else "many"
+                    raise InvalidInstanceError(
+                        where, f"too {few} fields: {len(fields)}, the header has {width}"
+                    )
+                rows += 1
+                if rows > MAX_ROWS:
+                    raise InvalidInstanceError(where, f"more than {MAX_ROWS:,} rows")
+                yield _row({c: fields[i] for c, i in columns.items()}, where, line)
+        except csv.Error as e:
+            reason = f"malformed CSV: {e}"
+            if "new-line character" in str(e):
+                reason = (
+                    "a carriage return (CR) inside an unquoted field: CR line ends, or a stray "
+                    "CR; save the trace with LF or CRLF line ends"
+                )
+            raise InvalidInstanceError(f"{name}:{reader.line_num}", reason) from None
+        except OSError as e:
+            raise InvalidInstanceError(name, f"cannot read: {e.strerror or e}") from None
 
 
 def read_trace(path: str | Path, *, limit: int | None = None) -> tuple[TraceJob, ...]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Cluster, Job
-from scheduling_opt.policies._numbers import as_int
+from scheduling_opt.policies._numbers import as_int, expect
 
 
 def locality_limit(cluster: Cluster, job: Job, gpus: int | None = None) -> int:
@@ -52,6 +52,8 @@ def locality_limit(cluster: Cluster, job: Job, gpus: int | None = None) -> int:
     ----------
     EDL (TPDS '22) §5.1 footnote 4; AntMan (OSDI '20) §3.3 (topology).
     """
+    expect(cluster, Cluster, "cluster")
+    expect(job, Job, "job")
     need = job.max_gpus if gpus is None else as_int(gpus, "gpus", 0)
     sizes = [s.gpus for s in cluster.servers if job.fits(s)]
     return math.ceil(need / max(sizes)) if sizes else 0

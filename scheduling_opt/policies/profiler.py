@@ -18,11 +18,11 @@ O(N log N) or better.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.policies._numbers import as_int, as_number, unique_ids
+from scheduling_opt.policies._numbers import as_int, as_number, expect, unique_ids
 
 #: §3.3.5 / §5.1: profiling time per job and BE lease length, seconds.
 T_PROFILE = 300.0
@@ -164,8 +164,16 @@ def profiling_capacity(
     tp = as_number(t_profile, "t_profile")
     if not w > 0 or not tp > 0:
         raise InvalidInstanceError("window", "window and t_profile must be > 0")
-    gpus = sum(s.gpus for s in submissions if t - w < s.time <= t)
+    gpus = sum(s.gpus for s in _submissions(submissions) if t - w < s.time <= t)
     return math.ceil(gpus / w * tp - 1e-9)
+
+
+def _submissions(submissions: object) -> list[Submission]:
+    if isinstance(submissions, (str, bytes)) or not isinstance(submissions, Iterable):
+        raise InvalidInstanceError(
+            "submissions", f"must be a sequence of Submission, got {type(submissions).__name__}"
+        )
+    return [expect(s, Submission, f"submissions[{i}]") for i, s in enumerate(submissions)]
 
 
 def submission_control(
@@ -211,6 +219,7 @@ def submission_control(
     period = as_number(interval, "interval")
     if not period > 0:
         raise InvalidInstanceError("interval", f"must be > 0, got {interval!r}")
+    submissions = _submissions(submissions)
     unique_ids((s.id for s in submissions), "submissions")
     used: dict[tuple[str, int], int] = {}
     last: dict[str, int] = {}

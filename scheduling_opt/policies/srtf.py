@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Job
-from scheduling_opt.policies._numbers import as_int, unique_ids
+from scheduling_opt.policies._numbers import as_int, expect, unique_ids
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
 
@@ -39,6 +39,10 @@ class SrtfInput:
     backfill: bool = True
 
     def __post_init__(self) -> None:
+        if isinstance(self.jobs, (str, bytes)) or not isinstance(self.jobs, Iterable):
+            raise InvalidInstanceError(
+                "jobs", f"must be a collection of Job, got {type(self.jobs).__name__}"
+            )
         object.__setattr__(self, "jobs", tuple(self.jobs))
         for i, j in enumerate(self.jobs):
             if not isinstance(j, Job):
@@ -94,6 +98,7 @@ def srtf(
     ----------
     Chronus (SoCC '21) §3.3.5.
     """
+    expect(inp, SrtfInput, "inp")
     start = time.perf_counter()
     time_limit_of(time_limit)
     order = sorted(inp.jobs, key=lambda j: (j.duration, j.max_gpus, j.id))
@@ -149,6 +154,6 @@ def srtf_select(jobs: Iterable[Job], gpus: int, *, backfill: bool = True) -> Srt
     ----------
     Chronus (SoCC '21) §3.3.5.
     """
-    sol = srtf(SrtfInput(tuple(jobs), gpus, backfill))
+    sol = srtf(SrtfInput(jobs, gpus, backfill))  # type: ignore[arg-type]  # it checks and copies
     assert sol.decision is not None
     return sol.decision

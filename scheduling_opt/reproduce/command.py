@@ -20,7 +20,9 @@ from scheduling_opt.reproduce.grid import evaluate
 from scheduling_opt.reproduce.papers import PAPERS, paper
 from scheduling_opt.reproduce.report import by_workload, claims_table, verdict_table, write_report
 from scheduling_opt.reproduce.workloads import MAX_DENSITY
+from scheduling_opt.sim import limits
 from scheduling_opt.sim.command import _progress
+from scheduling_opt.sim.options import as_options, output_folder
 from scheduling_opt.sim.sweep import run_sweep
 
 #: Seeds a reproduction may ask for (each is a run of every policy at every point).
@@ -90,31 +92,40 @@ def run(args: argparse.Namespace) -> int:
     ------
     InvalidInstanceError
         An unknown paper, ``--workers`` < 1, no ``--traces`` in full mode
-        for a paper that replays trace files, or no trace found there (the
-        CLI prints it in one line, exit status 2).
+        for a paper that replays trace files, no trace found there, or an
+        ``--out`` folder that cannot be created (the CLI prints it in one
+        line, exit status 2).
     """
     from scheduling_opt import __version__
 
     chosen = paper(args.paper)
-    if args.workers < 1:
-        raise InvalidInstanceError("--workers", f"must be >= 1, got {args.workers}")
+    limits.count(args.workers, "--workers", 2**53)
     if args.seeds is not None and not 1 <= args.seeds <= MAX_SEEDS:
         raise InvalidInstanceError("--seeds", f"must be in 1..{MAX_SEEDS}, got {args.seeds}")
     densities = parse_densities(args.density)
+    if not args.quick and chosen.needs_traces and args.traces is None:
+        # The library names its argument (traces=); the command names the fix.
+        raise InvalidInstanceError(
+            "--traces",
+            f"full mode of {chosen.name} replays the Chronus-Philly trace files: "
+            "give --traces DIR (the folder holding them) or run --quick",
+        )
     traces = Path(args.traces) if args.traces is not None else None
-    _, notes = chosen.workloads(args.quick, traces)
-    configs = chosen.configs(args.quick, traces, densities, args.seeds)
+    with as_options():
+        _, notes = chosen.workloads(args.quick, traces)
+        configs = chosen.configs(args.quick, traces, densities, args.seeds)
     if not configs:
         raise InvalidInstanceError("--traces", f"no trace of {chosen.name} found: {notes}")
-    out_dir = Path(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
-    results = run_sweep(
-        configs,
-        workers=args.workers,
-        executor=args.executor,
-        cache_dir=out_dir / "cache",
-        progress=_progress(args.quiet),
-        job_progress=_progress(args.quiet, "job"),
-    )
+    out_dir = output_folder(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
+    with as_options():
+        results = run_sweep(
+            configs,
+            workers=args.workers,
+            executor=args.executor,
+            cache_dir=out_dir / "cache",
+            progress=_progress(args.quiet),
+            job_progress=_progress(args.quiet, "job"),
+        )
     for name, group in by_workload(results).items():
         print(f"{chosen.source}, workload {name}:")
         print(claims_table(chosen, group))

@@ -239,9 +239,9 @@ class PaperSet:
             return list(self.full_specs), []
         if traces is None:
             raise InvalidInstanceError(
-                "--traces",
+                "traces",
                 f"full mode of {self.name} replays the Chronus-Philly trace files: "
-                "give --traces DIR (the folder holding them) or run --quick",
+                "give the folder holding them, or run the quick set",
             )
         found, missing = [], []
         for label, file in self.full:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -244,6 +244,8 @@ class OnesWorkload(PaperWorkload):
     >>> len(w.jobs), w.name, w.jobs == OnesWorkload(ones=OnesSpec(jobs=20)).load(1).jobs
     (20, 'ones-20', True)
     """
+
+    KINDS: ClassVar[tuple[str, ...]] = (*WorkloadSpec.KINDS, "ones")
 
     ones: OnesSpec = field(default_factory=OnesSpec)
 

@@ -21,6 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import show
+from scheduling_opt.sim import limits
+from scheduling_opt.sim.limits import MAX_GPUS_PER_SERVER, count
 
 #: A placement: ``(server index, GPUs on it)`` pairs, servers ascending.
 Placement = tuple[tuple[int, int], ...]
@@ -31,12 +34,35 @@ GPU_COMPUTE: dict[str, float] = {"V100": 1.0, "T4": 0.25}
 
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
-    """One server: ``gpus`` GPUs of ``gpu_type`` with relative ``compute`` (V100 = 1)."""
+    """One server: ``gpus`` GPUs of ``gpu_type`` with relative ``compute`` (V100 = 1).
+
+    Validated when built: ``gpus`` an integer in ``[1, MAX_GPUS_PER_SERVER]``,
+    ``gpu_type`` a non-empty string, ``compute`` in ``[MIN_COMPUTE,
+    MAX_COMPUTE]`` (:mod:`scheduling_opt.sim.limits`), ``available`` a bool.
+
+    Examples
+    --------
+    >>> ServerSpec(8, "T4", 0.25).compute
+    0.25
+    """
 
     gpus: int
     gpu_type: str = "V100"
     compute: float = 1.0
     available: bool = True
+
+    def __post_init__(self) -> None:
+        gpus = count(self.gpus, "gpus", MAX_GPUS_PER_SERVER, why=limits.GPU_SCAN)
+        object.__setattr__(self, "gpus", gpus)
+        if type(self.gpu_type) is not str or not self.gpu_type:
+            raise InvalidInstanceError(
+                "gpu_type", f"must be a non-empty string, got {show(self.gpu_type)}"
+            )
+        object.__setattr__(self, "compute", limits.compute(self.compute, "compute"))
+        if type(self.available) is not bool:
+            raise InvalidInstanceError(
+                "available", f"must be true or false, got {show(self.available)}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +71,9 @@ class ClusterSpec:
 
     ``available`` False marks a server that exists but is not usable at the
     start (an inference server not yet lent to training, for Aryl): a
-    capacity-change event can bring it in later.
+    capacity-change event can bring it in later. At most ``MAX_SERVERS``
+    servers and ``MAX_GPUS`` GPUs (:mod:`scheduling_opt.sim.limits`); a
+    list of servers is stored as a tuple.
 
     Examples
     --------
@@ -57,23 +85,63 @@ class ClusterSpec:
     servers: tuple[ServerSpec, ...]
 
     def __post_init__(self) -> None:
-        if not self.servers:
+        servers = self.servers
+        if isinstance(servers, list):
+            servers = tuple(servers)
+            object.__setattr__(self, "servers", servers)
+        if not isinstance(servers, tuple):
+            raise InvalidInstanceError(
+                "servers", f"must be a tuple of ServerSpec, got {show(servers)}"
+            )
+        if not servers:
             raise InvalidInstanceError("servers", "a cluster needs at least one server")
-        for i, s in enumerate(self.servers):
-            if s.gpus < 1:
-                raise InvalidInstanceError(f"servers[{i}].gpus", f"must be >= 1, got {s.gpus}")
-            if not s.compute > 0:
-                raise InvalidInstanceError(f"servers[{i}].compute", "must be > 0")
+        gpus = 0
+        for i, s in enumerate(servers):
+            if not isinstance(s, ServerSpec):
+                raise InvalidInstanceError(
+                    f"servers[{i}]", f"must be a ServerSpec, got {type(s).__name__}"
+                )
+            gpus += s.gpus
+        limits.check_cluster(len(servers), gpus)
 
     @classmethod
     def uniform(cls, servers: int, gpus_per_server: int, gpu_type: str = "V100") -> ClusterSpec:
-        """``servers`` identical servers of ``gpus_per_server`` GPUs."""
-        if servers < 1:
-            raise InvalidInstanceError("--servers", f"must be >= 1, got {servers}")
-        if gpus_per_server < 1:
-            raise InvalidInstanceError("--gpus-per-server", f"must be >= 1, got {gpus_per_server}")
-        compute = GPU_COMPUTE.get(gpu_type, 1.0)
-        return cls(tuple(ServerSpec(gpus_per_server, gpu_type, compute) for _ in range(servers)))
+        """``servers`` identical servers of ``gpus_per_server`` GPUs.
+
+        Parameters
+        ----------
+        servers : int
+            1 to ``MAX_SERVERS``.
+        gpus_per_server : int
+            1 to ``MAX_GPUS_PER_SERVER``, and ``servers x gpus_per_server``
+            at most ``MAX_GPUS``.
+        gpu_type : str, default "V100"
+            Its compute factor from :data:`GPU_COMPUTE` (1.0 if unknown).
+
+        Returns
+        -------
+        ClusterSpec
+            Checked before anything is built; the servers share one
+            :class:`ServerSpec` (frozen), so the spec costs 8 bytes a server.
+
+        Raises
+        ------
+        InvalidInstanceError
+            An argument that is not an integer >= 1 (the error names it);
+            :class:`~scheduling_opt.errors.InstanceTooLargeError` beyond the limits.
+
+        Examples
+        --------
+        >>> ClusterSpec.uniform(1.5, 8)
+        Traceback (most recent call last):
+        ...
+        scheduling_opt.errors.InvalidInstanceError: servers: must be an integer, got 1.5
+        """
+        n = count(servers, "servers", limits.MAX_SERVERS, why=limits.SERVER_COST)
+        k = count(gpus_per_server, "gpus_per_server", MAX_GPUS_PER_SERVER, why=limits.GPU_SCAN)
+        limits.check_cluster(n, n * k, "gpus_per_server")
+        compute = GPU_COMPUTE.get(gpu_type, 1.0) if isinstance(gpu_type, str) else 1.0
+        return cls((ServerSpec(k, gpu_type, compute),) * n)
 
     @property
     def total_gpus(self) -> int:

@@ -17,16 +17,19 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.sim import limits
 from scheduling_opt.sim.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
+from scheduling_opt.sim.options import as_options, output_folder, preload_trace
 from scheduling_opt.sim.output import TIME_UNIT, reading, table, write_all
 from scheduling_opt.sim.registry import BASELINES, POLICIES
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
 from scheduling_opt.sim.synthetic import SyntheticSpec
-from scheduling_opt.sim.workload import BUNDLED
+from scheduling_opt.sim.workload import BUNDLED, BUNDLED_JOBS
 
 WORKLOADS = (BUNDLED, "synthetic")
 #: Servers of a trace file or the synthetic workload (Chronus' C120).
@@ -79,63 +82,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _configs(args: argparse.Namespace) -> list[RunConfig]:
+    """The runs the options ask for, every option checked (and the sweep's size) before any run.
+
+    The checks are the library's (sim/limits.py), shown under the option's
+    name (:func:`~scheduling_opt.sim.options.as_options`).
+    """
     policies = args.policy or list(BASELINES)
-    for p in policies:
+    for i, p in enumerate(policies):
         if p not in POLICIES:
             raise InvalidInstanceError("--policy", f"unknown policy {p!r}; known: {list(POLICIES)}")
-    if args.seeds < 1:
-        raise InvalidInstanceError("--seeds", f"must be >= 1, got {args.seeds}")
-    if args.workers < 1:
-        raise InvalidInstanceError("--workers", f"must be >= 1, got {args.workers}")
-    if not 0.0 <= args.skip < 1.0:
-        raise InvalidInstanceError("--skip", f"must be in [0, 1), got {args.skip}")
-    if args.round is not None and not args.round > 0:
-        raise InvalidInstanceError("--round", f"must be > 0, got {args.round}")
-    for name in ("restart_cost", "preemption_cost"):
-        if not getattr(args, name) >= 0:
-            raise InvalidInstanceError(f"--{name.replace('_', '-')}", "must be >= 0")
-    if args.servers < 1 or args.gpus_per_server < 1:
-        raise InvalidInstanceError("--servers", "servers and GPUs per server must be >= 1")
+        if p in policies[:i]:
+            raise InvalidInstanceError("--policy", f"{p!r} given twice")
+    seeds = limits.count(args.seeds, "--seeds", limits.MAX_RUNS, why="runs per sweep")
+    limits.count(args.workers, "--workers", 2**53)
+    limits.clock(args.timeline_step, "--timeline-step", positive=True)
     if args.trace is not None:
-        path = Path(args.trace)
-        if not path.is_file():
-            raise InvalidInstanceError(str(path), "no such trace file")
-        spec = WorkloadSpec("trace", str(path.resolve()))
+        workload = preload_trace(args.trace)
+        spec = WorkloadSpec("trace", str(Path(args.trace).resolve()))
+        jobs = len(workload.jobs)
+        if args.round is not None:
+            limits.check_rounds([(j.submit, j.work) for j in workload.jobs], args.round, "--round")
     elif args.workload == "synthetic":
-        if args.synthetic_jobs < 1:
-            raise InvalidInstanceError("--synthetic-jobs", "must be >= 1")
-        spec = WorkloadSpec("synthetic", synthetic=SyntheticSpec(jobs=args.synthetic_jobs))
+        with as_options({"jobs": "--synthetic-jobs"}):
+            spec = WorkloadSpec("synthetic", synthetic=SyntheticSpec(jobs=args.synthetic_jobs))
+        jobs = args.synthetic_jobs
     else:
         spec = WorkloadSpec("bundled")
-    return [
-        RunConfig(
-            policy=p,
+        jobs = BUNDLED_JOBS
+    limits.check_sweep(len(policies) * seeds, jobs, "--seeds")
+    with as_options():
+        first = RunConfig(
+            policy=policies[0],
             workload=spec,
             servers=args.servers,
             gpus_per_server=args.gpus_per_server,
-            seed=seed,
             restart_cost=args.restart_cost,
             preemption_cost=args.preemption_cost,
             round_length=args.round,
             placement_table=not args.no_placement_table,
             skip=args.skip,
         )
-        for p in policies
-        for seed in range(args.seeds)
-    ]
+    return [replace(first, policy=p, seed=seed) for p in policies for seed in range(seeds)]
 
 
 def _progress(quiet: bool, unit: str = "run") -> Callable[[int, int], None] | None:
-    """A counter on stderr: tqdm's bar when installed, a plain line otherwise."""
-    if quiet:
+    """A counter on stderr when it is a terminal: tqdm's bar when installed, a plain line otherwise."""
+    if quiet or not sys.stderr.isatty():
+        # A counter redrawn with "\r" is noise in a log or a pipe, and would
+        # put more lines before a one-line error (tqdm's bar too).
         return None
     try:
         from tqdm import tqdm
     except ImportError:
-        if not sys.stderr.isatty():
-            # A counter redrawn with "\r" is noise in a log or a pipe, and
-            # would put a second line before a one-line error.
-            return None
         start = time.perf_counter()
 
         def plain(done: int, total: int) -> None:
@@ -171,23 +169,22 @@ def run(args: argparse.Namespace) -> int:
     if args.servers is None:
         args.servers = BUNDLED_BUSY_SERVERS if bundled else TRACE_SERVERS
     configs = _configs(args)
-    out_dir = Path(args.out) if args.out else None
+    out_dir = output_folder(args.out) if args.out else None
     client = None
     if args.scheduler:
         if args.executor != "dask":
             raise InvalidInstanceError("--scheduler", "goes with --executor dask")
-        from distributed import Client
-
-        client = Client(args.scheduler)
-    results = run_sweep(
-        configs,
-        workers=args.workers,
-        executor=args.executor,
-        cache_dir=out_dir / "cache" if out_dir else None,
-        progress=_progress(args.quiet),
-        dask_client=client,
-        job_progress=_progress(args.quiet, "job"),
-    )
+        client = _dask_client(args.scheduler)
+    with as_options():
+        results = run_sweep(
+            configs,
+            workers=args.workers,
+            executor=args.executor,
+            cache_dir=out_dir / "cache" if out_dir else None,
+            progress=_progress(args.quiet),
+            dask_client=client,
+            job_progress=_progress(args.quiet, "job"),
+        )
     first = results[0]
     size = (
         f" (the bundled day's busy size: every baseline misses >= {BUSY_MISS_RATIO:.0%} "
@@ -202,13 +199,27 @@ def run(args: argparse.Namespace) -> int:
     print(table(results), end="")
     print(reading(results))
     if out_dir is not None:
-        plots = write_all(out_dir, results, __version__, args.timeline_step)
+        with as_options():
+            plots = write_all(out_dir, results, __version__, args.timeline_step)
         print(f"wrote {out_dir / 'report.md'}, jobs.csv, timeline.csv, summary.json")
         if plots:
             print(f"plots: {', '.join(str(out_dir / p) for p in plots)}")
         else:
             print("plots: none (matplotlib is not installed: pip install 'scheduling-opt[bench]')")
     return 0
+
+
+def _dask_client(address: str) -> Any:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InvalidInstanceError(
+            "--scheduler", "dask needs the 'dask' extra: pip install 'scheduling-opt[dask]'"
+        ) from None
+    try:
+        return Client(address, timeout=10)
+    except (OSError, ValueError, TypeError) as e:
+        raise InvalidInstanceError("--scheduler", f"cannot connect to {address!r}: {e}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,7 @@ import time as _time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from scheduling_opt.sim import limits
 from scheduling_opt.sim.cluster import ClusterSpec
 from scheduling_opt.sim.live import ClusterState
 from scheduling_opt.sim.policy import RUNNING, Policy, PolicyError
@@ -70,6 +71,17 @@ class EngineParams:
     model of a GPU shared by an opportunistic and an exclusive job (the
     first runs at ``1 - share_slowdown``, the second at ``1 -
     host_slowdown``; AntMan §5.1's measurements, sim/sharing.py).
+
+    Validated when built: the costs and ``round_length`` are times on the
+    clock (finite, >= 0, at most ``limits.MAX_TIME``; the round > 0), the
+    slowdowns in [0, 1); an error names the field.
+
+    Examples
+    --------
+    >>> EngineParams(round_length=0.0)
+    Traceback (most recent call last):
+    ...
+    scheduling_opt.errors.InvalidInstanceError: round_length: must be > 0, got 0.0
     """
 
     restart_cost: float = 0.0
@@ -77,6 +89,17 @@ class EngineParams:
     round_length: float | None = None
     share_slowdown: float = 0.43
     host_slowdown: float = 0.034
+
+    def __post_init__(self) -> None:
+        # The costs and the round are times on the clock (sim/limits.py);
+        # the slowdowns fractions in [0, 1). Errors name the field.
+        for name in ("restart_cost", "preemption_cost"):
+            object.__setattr__(self, name, limits.clock(getattr(self, name), name))
+        if self.round_length is not None:
+            round_length = limits.clock(self.round_length, "round_length", positive=True)
+            object.__setattr__(self, "round_length", round_length)
+        for name in ("share_slowdown", "host_slowdown"):
+            object.__setattr__(self, name, limits.fraction(getattr(self, name), name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +163,13 @@ class Engine:
         self.capacity_area = 0.0
         self.changes: list[tuple[float, int, int, int]] = []
         self.view = LiveView(self.state)
+        # Before any call: the rounds (or a periodic policy's wake-ups) the run asks for, O(jobs).
+        limits.check_calls(
+            [(j.submit, j.work) for j in workload.jobs],
+            params.round_length,
+            getattr(policy, "period", None),
+            policy.name,
+        )
         total = cluster.total_gpus
         for st in self.state.states:
             if st.job.min_gpus > total:

@@ -21,6 +21,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from scheduling_opt.sim.limits import check_timeline
 from scheduling_opt.sim.results import JobRecord, job_records, sample
 from scheduling_opt.sim.sweep import RunResult
 
@@ -187,6 +188,11 @@ def write_all(
     """Write every file into ``out_dir``; return the plot names written."""
     from scheduling_opt.sim.plots import write_plots
 
+    # Every run's timeline is sampled at ``step``: refused before any file is written.
+    check_timeline(
+        [r.output.changes[-1][0] - r.output.changes[0][0] for r in results if r.output.changes],
+        step,
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "jobs.csv").write_text(jobs_csv(results), encoding="utf-8")
     (out_dir / "timeline.csv").write_text(timeline_csv(results, step), encoding="utf-8")

@@ -21,6 +21,13 @@ def _label(r: RunResult, results: Sequence[RunResult]) -> str:
     return r.config.policy if len(seeds) == 1 else f"{r.config.policy} s{r.config.seed}"
 
 
+def _legend(ax: Any) -> None:
+    # A run without jobs draws no line: matplotlib would warn on stderr
+    # ("No artists with labels found"), which a one-line CLI must not print.
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+
+
 def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tuple[list[str], str]:
     """Write the plots; return their file names and a note (empty when all went well)."""
     try:
@@ -48,7 +55,7 @@ def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tup
     ax.set_xscale("log")
     ax.set_xlabel("JCT (minutes)")
     ax.set_ylabel("CDF")
-    ax.legend(fontsize="small")
+    _legend(ax)
     fig.tight_layout()
     fig.savefig(out_dir / "jct_cdf.png", dpi=100)
     plt.close(fig)
@@ -65,7 +72,7 @@ def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tup
     top.set_ylabel("busy GPUs")
     bottom.set_ylabel("queued jobs")
     bottom.set_xlabel("time (minutes)")
-    top.legend(fontsize="small")
+    _legend(top)
     fig.tight_layout()
     fig.savefig(out_dir / "timeline.png", dpi=100)
     plt.close(fig)

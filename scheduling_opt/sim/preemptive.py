@@ -231,6 +231,19 @@ class Srtf(_Preemptive):
         return (job.end, float(job.index))
 
 
+def _crossing_tolerance(now: float, gpus: int) -> float:
+    """Attained service (GPU-time) within which a threshold counts as crossed at ``now``.
+
+    At least 1e-9; and ``gpus`` x the clock's resolution at ``now``, so that
+    a threshold not crossed yet is more than 1e-9 (plus rounding) of time
+    away: its demotion timer then lands after this call's due timers
+    (``before_walk`` pops those up to ``now + 1e-9``). With a fixed 1e-9 a
+    job at t = 10^9 (resolution 1.2e-7) got a timer at ``now`` again and
+    again: one call never returned (found by the simulator fuzz, issue 27).
+    """
+    return gpus * (1e-9 + 2.0 * math.ulp(now))
+
+
 class Tiresias(_Preemptive):
     """Discretized two-dimensional least-attained-service (Tiresias), preemptive."""
 
@@ -255,9 +268,10 @@ class Tiresias(_Preemptive):
 
     def _queue_of(self, job: JobView, now: float) -> int:
         las = job.service(now) - self.offset.get(job.index, 0.0)
+        tol = _crossing_tolerance(now, sum(g for _, g in job.placement) or job.job.gpus)
         q = 0
         for th in self.thresholds:
-            if las >= th - 1e-9:
+            if las >= th - tol:
                 q += 1
         return q
 
@@ -353,12 +367,13 @@ class Tiresias(_Preemptive):
 
     def _demotion(self, job: JobView, placement: Placement, now: float) -> None:
         las = job.service(now) - self.offset.get(job.index, 0.0)
-        q = sum(1 for th in self.thresholds if las >= th - 1e-9)
+        held = sum(g for _, g in placement)
+        tol = _crossing_tolerance(now, held)
+        q = sum(1 for th in self.thresholds if las >= th - tol)
         if q < len(self.thresholds):
-            held = sum(g for _, g in placement)
             at = now + (self.thresholds[q] - las) / held
             # A job within the crossing tolerance of its threshold (las just
-            # below th - 1e-9, held large) would be re-timed to a crossing
+            # below th - tol, held large) would be re-timed to a crossing
             # that before_walk pops again at once, at the same instant, for
             # ever (the bundled day on 30 x 8 GPUs hung, growing past 6 GB):
             # the timer goes just past the pop tolerance, where it crosses.

@@ -195,9 +195,7 @@ def make_policy(
     >>> make_policy("edf", w, ClusterSpec.uniform(1, 8)).name
     'edf'
     """
-    factory = factories.get(name)
+    factory = factories.get(name) if isinstance(name, str) else None
     if factory is None:
-        raise InvalidInstanceError(
-            "--policy", f"unknown policy {name!r}; known: {sorted(factories)}"
-        )
+        raise InvalidInstanceError("name", f"unknown policy {name!r}; known: {sorted(factories)}")
     return factory(workload, cluster, **dict(params or {}))

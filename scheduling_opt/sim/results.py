@@ -28,6 +28,7 @@ import numpy as np
 from scheduling_opt.metrics import RW_MIN, reward_at, wdmr
 from scheduling_opt.model import RewardStep
 from scheduling_opt.sim.engine import RunOutput
+from scheduling_opt.sim.limits import check_timeline
 
 #: The metric keys every run's ``metrics`` holds (the stable contract).
 METRIC_KEYS = (
@@ -155,6 +156,9 @@ def sample(
 ) -> list[tuple[float, int, int, int]]:
     """The state in force at ``t0, t0 + step, ...`` from the change points.
 
+    ``step`` must be a time > 0 giving at most ``limits.MAX_TIMELINE_ROWS``
+    samples (:func:`~scheduling_opt.sim.limits.check_timeline`).
+
     Examples
     --------
     >>> sample([(0.0, 4, 1, 1), (90.0, 0, 0, 0)], 60.0)
@@ -164,6 +168,7 @@ def sample(
         return []
     out = []
     t0, end = changes[0][0], changes[-1][0]
+    check_timeline([end - t0], step)
     i = 0
     k = 0
     while t0 + k * step < end:

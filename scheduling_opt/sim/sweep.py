@@ -13,15 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import read_int, show
+from scheduling_opt.sim import limits
 from scheduling_opt.sim.cluster import ClusterSpec, ServerSpec
 from scheduling_opt.sim.engine import EngineParams, RunOutput, simulate
-from scheduling_opt.sim.registry import make_policy
+from scheduling_opt.sim.registry import POLICIES, make_policy
 from scheduling_opt.sim.results import summarize
 from scheduling_opt.sim.speed import SpeedModel, bundled_table
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
@@ -33,11 +35,30 @@ RESULTS_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class WorkloadSpec:
-    """Where the jobs come from: ``bundled``, a ``trace`` path, or ``synthetic``."""
+    """Where the jobs come from: ``bundled``, a ``trace`` path, or ``synthetic``.
+
+    Validated when built: a known ``kind``, a ``path`` for a trace, a
+    :class:`SyntheticSpec` or None for ``synthetic``.
+    """
+
+    #: The kinds this class loads (a subclass that loads others extends it).
+    KINDS: ClassVar[tuple[str, ...]] = ("bundled", "trace", "synthetic")
 
     kind: str = "bundled"
     path: str | None = None
     synthetic: SyntheticSpec | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.kind) is not str or self.kind not in self.KINDS:
+            raise InvalidInstanceError(
+                "kind", f"must be one of {list(self.KINDS)}, got {show(self.kind)}"
+            )
+        if self.kind == "trace" and (type(self.path) is not str or not self.path):
+            raise InvalidInstanceError("path", f"a trace needs a file path, got {show(self.path)}")
+        if self.synthetic is not None and not isinstance(self.synthetic, SyntheticSpec):
+            raise InvalidInstanceError(
+                "synthetic", f"must be a SyntheticSpec, got {type(self.synthetic).__name__}"
+            )
 
     def load(self, seed: int) -> Workload:
         """The jobs (a synthetic workload is drawn with ``seed``)."""
@@ -47,7 +68,7 @@ class WorkloadSpec:
             return load_trace(self.path)
         if self.kind == "synthetic":
             return generate(self.synthetic or SyntheticSpec(), seed)
-        raise InvalidInstanceError("workload", f"unknown workload kind {self.kind!r}")
+        raise InvalidInstanceError("kind", f"unknown workload kind {self.kind!r}")
 
     @property
     def name(self) -> str:
@@ -56,9 +77,34 @@ class WorkloadSpec:
         return BUNDLED if self.kind == "bundled" else "synthetic"
 
 
+def _params(value: object) -> tuple[tuple[str, Any], ...]:
+    """``policy_params`` as a tuple of ``(name, value)`` pairs (a mapping's items, in order)."""
+    items = value.items() if isinstance(value, Mapping) else value
+    if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+        raise InvalidInstanceError(
+            "policy_params", f"must be (name, value) pairs, got {show(value)}"
+        )
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, tuple) or len(item) != 2 or type(item[0]) is not str:
+            raise InvalidInstanceError(
+                f"policy_params[{i}]", f"must be a (name, value) pair, got {show(item)}"
+            )
+        out.append(item)
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class RunConfig:
-    """Everything one run depends on."""
+    """Everything one run depends on.
+
+    Validated when built, by the model's number rules and the simulator's
+    limits (:mod:`scheduling_opt.sim.limits`): a known policy, counts within
+    their limits (the cluster with its inference servers included), times on
+    the clock, ``skip`` in [0, 1); numpy scalars become Python numbers and a
+    mapping of ``policy_params`` its items. An error names the field
+    (``servers: must be at most 100,000 ...``).
+    """
 
     policy: str
     workload: WorkloadSpec = WorkloadSpec()
@@ -78,6 +124,52 @@ class RunConfig:
     inference_servers: int = 0
     inference_gpus: int = 2
     inference_compute: float = 1.0
+
+    def __post_init__(self) -> None:
+        # The model's rules, the simulator's limits (sim/limits.py): a
+        # configuration that cannot run is refused here, naming the field,
+        # before a sweep hashes, ships or runs it.
+        set_ = object.__setattr__
+        if type(self.policy) is not str or self.policy not in POLICIES:
+            raise InvalidInstanceError(
+                "policy", f"unknown policy {show(self.policy)}; known: {sorted(POLICIES)}"
+            )
+        if not isinstance(self.workload, WorkloadSpec):
+            raise InvalidInstanceError(
+                "workload", f"must be a WorkloadSpec, got {type(self.workload).__name__}"
+            )
+        servers = limits.count(self.servers, "servers", limits.MAX_SERVERS, why=limits.SERVER_COST)
+        k = limits.count(
+            self.gpus_per_server, "gpus_per_server", limits.MAX_GPUS_PER_SERVER, why=limits.GPU_SCAN
+        )
+        extra = limits.count(
+            self.inference_servers, "inference_servers", limits.MAX_SERVERS, minimum=0
+        )
+        k_extra = limits.count(
+            self.inference_gpus, "inference_gpus", limits.MAX_GPUS_PER_SERVER, why=limits.GPU_SCAN
+        )
+        limits.check_cluster(servers + extra, servers * k + extra * k_extra, "servers")
+        for name, value in (
+            ("servers", servers),
+            ("gpus_per_server", k),
+            ("inference_servers", extra),
+            ("inference_gpus", k_extra),
+            ("seed", read_int(self.seed, "seed", 0)),
+            ("inference_compute", limits.compute(self.inference_compute, "inference_compute")),
+            ("restart_cost", limits.clock(self.restart_cost, "restart_cost")),
+            ("preemption_cost", limits.clock(self.preemption_cost, "preemption_cost")),
+            ("skip", limits.fraction(self.skip, "skip")),
+            ("policy_params", _params(self.policy_params)),
+        ):
+            set_(self, name, value)
+        if self.round_length is not None:
+            set_(
+                self, "round_length", limits.clock(self.round_length, "round_length", positive=True)
+            )
+        if type(self.placement_table) is not bool:
+            raise InvalidInstanceError(
+                "placement_table", f"must be true or false, got {show(self.placement_table)}"
+            )
 
     def digest(self) -> str:
         """A stable hash of the configuration (the cache key)."""
@@ -175,11 +267,17 @@ def run_sweep(
     ``executor`` ``"local"`` runs in this process (``workers`` 1) or a process
     pool; ``"dask"`` submits to ``dask_client`` or a local
     ``distributed.Client`` of ``workers`` processes (needs the dask extra).
+    ``workers`` (>= 1) is capped at the runs to do and the usable cores;
+    at most ``limits.MAX_RUNS`` configurations.
     ``progress(runs done, runs)`` follows the sweep; ``job_progress(jobs done,
     jobs)`` follows each run when they run in this process.
     """
+    limits.check_sweep(len(configs), 0, "configs")
+    requested = limits.count(workers, "workers", 2**53)
     results: list[RunResult | None] = [_cached(cache_dir, c) for c in configs]
     todo = [i for i, r in enumerate(results) if r is None]
+    # More processes than runs or cores only cost forks (1,000 took 23 s).
+    workers = limits.usable_workers(requested, len(todo))
     done = len(configs) - len(todo)
     if progress is not None:
         progress(done, len(configs))
@@ -195,8 +293,8 @@ def run_sweep(
     if executor == "dask":
         _run_dask(configs, todo, workers, dask_client, record)
     elif executor != "local":
-        raise InvalidInstanceError("--executor", f"must be local or dask, got {executor!r}")
-    elif workers <= 1 or len(todo) <= 1:
+        raise InvalidInstanceError("executor", f"must be local or dask, got {executor!r}")
+    elif workers <= 1:
         for i in todo:
             record(i, run_config(configs[i], job_progress))
     else:
@@ -220,13 +318,13 @@ def _run_dask(
         from distributed import Client, as_completed
     except ImportError:
         raise InvalidInstanceError(
-            "--executor", "dask needs the 'dask' extra: pip install 'scheduling-opt[dask]'"
+            "executor", "dask needs the 'dask' extra: pip install 'scheduling-opt[dask]'"
         ) from None
     own = client is None
     if own:
         # No dashboard: two sweeps side by side need no hand-assigned ports.
         client = Client(
-            n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         )
     try:
         futures = {client.submit(run_config, configs[i], pure=False): i for i in todo}

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.jsonpath import read_number
+from scheduling_opt.sim import limits
 from scheduling_opt.sim.workload import SimJob, Workload
 from scheduling_opt.solution import as_rng
 
@@ -48,7 +51,12 @@ SOFT_REWARDS = (100.0, 80.0, 50.0, 20.0)
 
 @dataclass(frozen=True, slots=True)
 class SyntheticSpec:
-    """Size and shape of a synthetic workload (times in minutes)."""
+    """Size and shape of a synthetic workload (times in minutes).
+
+    Validated when built: ``jobs`` 1 to ``limits.MAX_JOBS``, ``rate`` > 0 and
+    large enough to keep the arrivals on the clock, the shares in [0, 1]
+    with a sum <= 1; an error names the field.
+    """
 
     jobs: int = 1000
     rate: float = 1.5
@@ -56,6 +64,26 @@ class SyntheticSpec:
     strict_share: float = 0.3
     best_share: float = 0.1
     max_gpus: int = 32
+
+    def __post_init__(self) -> None:
+        # The limits of sim/limits.py; an error names the field.
+        set_ = object.__setattr__
+        set_(self, "jobs", limits.count(self.jobs, "jobs", limits.MAX_JOBS))
+        set_(self, "tenants", limits.count(self.tenants, "tenants", limits.MAX_JOBS))
+        set_(self, "max_gpus", limits.count(self.max_gpus, "max_gpus", limits.MAX_GPUS))
+        rate = read_number(self.rate, "rate")
+        if not rate > 0 or rate * limits.MAX_TIME < self.jobs:
+            # mean gap 1 / rate: the last submission must stay on the clock
+            raise InvalidInstanceError(
+                "rate",
+                f"must be > 0 and leave {self.jobs:,} arrivals on the clock "
+                f"(at least jobs / {limits.MAX_TIME:g}), got {rate!r}",
+            )
+        set_(self, "rate", rate)
+        for name in ("strict_share", "best_share"):
+            set_(self, name, limits.fraction(getattr(self, name), name, closed=True))
+        if self.strict_share + self.best_share > 1.0:
+            raise InvalidInstanceError("best_share", "strict_share + best_share must be <= 1")
 
 
 def generate(spec: SyntheticSpec, seed: int | None = 0) -> Workload:

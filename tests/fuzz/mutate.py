@@ -380,6 +380,8 @@ class Run:
     seconds: float
     maxrss_kb: int
     timed_out: bool = False
+    #: CPU time of the run when it reports its own (:mod:`tests.fuzz.preloaded`).
+    cpu_seconds: float = 0.0
 
 
 def _limit_memory(cap: int) -> Callable[[], None]:

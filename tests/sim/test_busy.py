@@ -27,23 +27,24 @@ def _result(policy: str, jct: float, miss: float, slo: int = 10) -> Any:
 
 
 def test_the_scan_stops_at_the_first_size_where_every_policy_misses_enough() -> None:
-    # A made-up world: policy "a" misses 1% per server below 100, "b" always 50%.
-    # By hand: a misses >= 5% from 95 servers down; the scan 120, 110, 100, 90 stops at 90.
+    # A made-up world: "fifo" misses 1% per server below 100, "sjf" always 50% (real
+    # names, since a RunConfig refuses unknown policies; the fake run ignores them).
+    # By hand: fifo misses >= 5% from 95 servers down; the scan 120, 110, 100, 90 stops at 90.
     seen: list[tuple[str, int]] = []
 
     def fake(config: RunConfig) -> Any:
         seen.append((config.policy, config.servers))
-        miss = 0.5 if config.policy == "b" else max(0.0, (100 - config.servers) / 100)
+        miss = 0.5 if config.policy == "sjf" else max(0.0, (100 - config.servers) / 100)
         return _result(config.policy, 1.0, miss)
 
-    assert busy_servers(policies=("a", "b"), run=fake) == 90
+    assert busy_servers(policies=("fifo", "sjf"), run=fake) == 90
     assert [s for _, s in seen] == [120, 120, 110, 110, 100, 100, 90, 90]
 
 
 def test_no_busy_size_is_an_error_naming_the_rule() -> None:
     never = lambda config: _result(config.policy, 1.0, 0.0)  # noqa: E731
     with pytest.raises(InvalidInstanceError, match="miss 5% of the deadlines"):
-        busy_servers(policies=("a",), start=20, step=10, run=never)
+        busy_servers(policies=("fifo",), start=20, step=10, run=never)
 
 
 def test_is_busy_needs_every_run_at_the_ratio() -> None:

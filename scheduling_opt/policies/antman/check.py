@@ -12,6 +12,7 @@ AntMan (OSDI '20) §3.2, §3.3. O(J + G).
 from __future__ import annotations
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
+from scheduling_opt.policies._numbers import expect
 from scheduling_opt.policies.antman.model import (
     AntManDecision,
     AntManState,
@@ -53,6 +54,8 @@ def check_decision(state: AntManState, decision: AntManDecision) -> None:
     ----------
     AntMan (OSDI '20) §3.2, §3.3 Algorithm 1.
     """
+    expect(state, AntManState, "state")
+    expect(decision, AntManDecision, "decision")
     m = state.params.max_utilization
     by_id = state.jobs_by_id
     pending = {j.id for j in state.pending()}
@@ -153,6 +156,8 @@ def check(state: AntManState, solution: Solution[AntManDecision]) -> None:
     ----------
     AntMan (OSDI '20) §3.3.
     """
+    expect(state, AntManState, "state")
+    expect(solution, Solution, "solution")
     if solution.status is not Status.FEASIBLE or solution.decision is None:
         raise VerificationError(
             f"a policy step is feasible with a decision, got {solution.status.value}"

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import MAX_INT
 from scheduling_opt.model import Cluster, Job, JobClass
-from scheduling_opt.policies._numbers import as_fraction, as_int, as_number
+from scheduling_opt.policies._numbers import as_fraction, as_int, as_number, expect
 
 _TINY = sys.float_info.min  # as_fraction refuses a subnormal
 
@@ -272,6 +272,7 @@ def all_gpus(cluster: Cluster) -> list[Gpu]:
     >>> all_gpus(Cluster((GpuType("V100"),), (Server("s0", "V100", 2),)))
     [('s0', 0), ('s0', 1)]
     """
+    expect(cluster, Cluster, "cluster")
     return [(s.id, i) for s in cluster.servers for i in range(s.gpus)]
 
 
@@ -309,6 +310,8 @@ def apply(state: AntManState, decision: AntManDecision) -> AntManState:
     ----------
     AntMan (OSDI '20) §3.3.
     """
+    expect(state, AntManState, "state")
+    expect(decision, AntManDecision, "decision")
     guarantee = dict(state.guarantee)
     opportunistic = dict(state.opportunistic)
     for job_id in decision.upgraded:
@@ -362,6 +365,7 @@ def finish(state: AntManState, job_ids: Iterable[str]) -> AntManState:
     ----------
     AntMan (OSDI '20) §3.2.
     """
+    expect(state, AntManState, "state")
     if isinstance(job_ids, str):
         raise InvalidInstanceError("job_ids", "must be a collection of job ids, not one string")
     gone = set(job_ids)

@@ -37,6 +37,7 @@ import heapq
 import time
 
 from scheduling_opt.model import Job, Server
+from scheduling_opt.policies._numbers import expect
 from scheduling_opt.policies.antman._round import Round, quota_left, start_round
 from scheduling_opt.policies.antman.model import AntManDecision, AntManState, Gpu
 from scheduling_opt.policies.antman.upgrade import upgrade_jobs
@@ -217,6 +218,7 @@ def antman_step(
     ----------
     AntMan (OSDI '20) §3.2, §3.3 Algorithm 1.
     """
+    expect(state, AntManState, "state")
     start = time.perf_counter()
     time_limit_of(time_limit)
     p = state.params

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from scheduling_opt.errors import InvalidInstanceError, VerificationError
+from scheduling_opt.policies._numbers import expect
 from scheduling_opt.policies.edl.model import (
     EdlDecision,
     EdlState,
@@ -54,6 +55,8 @@ def check_decision(state: EdlState, decision: EdlDecision) -> None:
     ----------
     EDL (TPDS '22) §5 Algorithm 1, §5.1 footnote 4, §6.3.
     """
+    expect(state, EdlState, "state")
+    expect(decision, EdlDecision, "decision")
     p = state.params
     by_id = state.jobs_by_id
     new = decision.placement
@@ -149,6 +152,8 @@ def check(state: EdlState, solution: Solution[EdlDecision]) -> None:
     ----------
     EDL (TPDS '22) §5 Algorithm 1, §6.3 (normalized throughput).
     """
+    expect(state, EdlState, "state")
+    expect(solution, Solution, "solution")
     if solution.status is not Status.FEASIBLE or solution.decision is None:
         raise VerificationError(
             f"a policy step is feasible with a decision, got {solution.status.value}"

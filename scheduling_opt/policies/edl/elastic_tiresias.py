@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from scheduling_opt.model import Placement, PlacementRow
+from scheduling_opt.policies._numbers import expect
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.compaction import compact
 from scheduling_opt.policies.edl.model import (
@@ -298,6 +299,7 @@ def queues(state: EdlState) -> tuple[dict[str, int], list[str]]:
     ----------
     Tiresias (NSDI '19) §4 (discretized 2D-LAS, starvation); EDL (TPDS '22) §6.3.
     """
+    expect(state, EdlState, "state")
     return _queues(state, worker_counts(state.placement))
 
 
@@ -362,6 +364,7 @@ def elastic_tiresias_step(
     ----------
     EDL (TPDS '22) §5 Algorithm 1, §5.1 footnote 4, §6.3; Tiresias (NSDI '19).
     """
+    expect(state, EdlState, "state")
     start = time.perf_counter()
     time_limit_of(time_limit)
     p = state.params

@@ -23,7 +23,7 @@ from typing import Literal
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Cluster, Job, Placement, used_gpus
-from scheduling_opt.policies._numbers import as_fraction, as_int, as_number
+from scheduling_opt.policies._numbers import as_fraction, as_int, as_number, expect
 
 #: EDL §6.3: three queues, G0/G1 service thresholds 500 and 10,000 GPU-seconds.
 DEFAULT_THRESHOLDS = (500.0, 10_000.0)
@@ -402,6 +402,7 @@ def qos_floor(j: EdlJob, qos: float) -> int:
     ----------
     EDL (TPDS '22) §6.3 (r = 0.5).
     """
+    expect(j, EdlJob, "j")
     return max(j.job.min_workers, math.ceil(qos * j.parallelism))
 
 
@@ -432,6 +433,8 @@ def cluster_throughput(state: EdlState, placement: Placement) -> float:
     ----------
     EDL (TPDS '22) §6.3.
     """
+    expect(state, EdlState, "state")
+    expect(placement, Placement, "placement")
     # fsum is correctly rounded whatever the order, and an idle job adds an
     # exact 0: summing the placed jobs only (O(rows)) gives the same float.
     by_id = state.jobs_by_id

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Job
-from scheduling_opt.policies._numbers import as_int, as_number
+from scheduling_opt.policies._numbers import as_int, as_number, expect
 
 #: EDL §5.2: slower than 1.2 x the median ...
 DEFAULT_FACTOR = 1.2
@@ -67,6 +67,10 @@ def find_stragglers(
     """
     n = as_int(window, "window", 1)
     f = as_number(factor, "factor")
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise InvalidInstanceError(
+            "history", f"must be a sequence of mappings, got {type(history).__name__}"
+        )
     if not f > 0:
         raise InvalidInstanceError("factor", f"must be > 0, got {factor!r}")
     if len(history) < n:
@@ -74,6 +78,7 @@ def find_stragglers(
     recent = history[-n:]
     ratios: dict[str, list[float]] = {}
     for i, batch in enumerate(recent):
+        expect(batch, Mapping, f"history[{len(history) - n + i}]")
         times = {}
         for worker, t in batch.items():
             where = f"history[{len(history) - n + i}][{worker!r}]"

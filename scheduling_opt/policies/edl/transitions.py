@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Placement
-from scheduling_opt.policies._numbers import as_number
+from scheduling_opt.policies._numbers import as_number, expect
 from scheduling_opt.policies.edl.model import EdlDecision, EdlState
 
 
@@ -59,6 +59,8 @@ def advance(state: EdlState, decision: EdlDecision, seconds: float) -> EdlState:
     ----------
     Tiresias (NSDI '19) §4 (attained service); EDL (TPDS '22) §5.
     """
+    expect(state, EdlState, "state")
+    expect(decision, EdlDecision, "decision")
     dt = as_number(seconds, "seconds", 0)
     jobs = []
     promoted = set(decision.promoted)
@@ -106,6 +108,7 @@ def finish(state: EdlState, job_ids: Iterable[str]) -> EdlState:
     ----------
     EDL (TPDS '22) §5.
     """
+    expect(state, EdlState, "state")
     if isinstance(job_ids, str):
         raise InvalidInstanceError("job_ids", "must be a collection of job ids, not one string")
     gone = set(job_ids)

@@ -158,6 +158,8 @@ class Chronus:
         )
         self.mode = mode
         self.lease_length = lease_length
+        #: Chronus decides once a lease term while jobs are left (sim/limits.py counts them).
+        self.period = lease_length
         self.time_limit = time_limit
         self.max_terms = max_terms
         self.admission = admission

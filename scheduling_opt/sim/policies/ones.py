@@ -178,6 +178,8 @@ class _Base:
         if not interval > 0 or not sigma >= 0:
             raise ValueError("interval must be > 0 and sigma >= 0")
         self.interval = interval
+        #: A schedule is deployed every interval while jobs are left (sim/limits.py counts them).
+        self.period = interval
         self.sigma = sigma
         self.tracks: dict[int, _Track] = {}
         self.last = -math.inf

@@ -1,0 +1,12 @@
+"""Imported by the fuzz's fork server only: matplotlib as ``scheduling_opt.sim.plots`` sets it up.
+
+``sim/plots.py`` selects the Agg backend and imports pyplot on its first
+plot (about 1 s of CPU); doing the same once in the fork server keeps a
+mutant with ``--out`` from spending it again (:mod:`tests.fuzz.preloaded`).
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot
