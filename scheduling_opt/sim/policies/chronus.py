@@ -71,7 +71,7 @@ from scheduling_opt.lease import (
 from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.scaling import TableModel
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policies.chronus_placement import place_jobs
+from scheduling_opt.sim.policies.chronus_placement import Placer
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import bundled_table
 from scheduling_opt.solution import Solution, Status
@@ -193,6 +193,7 @@ class Chronus:
         self.admission_seconds = 0.0
         self.placement_seconds = 0.0
         self.placement_max = 0.0
+        self.placer = Placer()
 
     # -- lease terms --------------------------------------------------------
 
@@ -381,6 +382,7 @@ class Chronus:
             "admission_seconds": self.admission_seconds,
             "placement_seconds": self.placement_seconds,
             "placement_max_seconds": self.placement_max,
+            "placement_stopped": float(self.placer.stopped),
         }
         out.update({k: float(v) for k, v in self.counts.items()})
         return out
@@ -492,7 +494,7 @@ class Chronus:
         selected = [st for st in chosen if st.index in self.selected]
         rest = [st for st in chosen if st.index not in self.selected]
         if selected:
-            got = place_jobs(
+            got = self.placer.place(
                 plan.capacity, plan.free, [st.job for st in selected], method="round-up", table=None
             )
             for st, placement in zip(selected, got, strict=True):
@@ -502,7 +504,7 @@ class Chronus:
                     plan.take(placement)
                     starts.append((st.index, placement))
         if rest:
-            got = place_jobs(
+            got = self.placer.place(
                 plan.capacity,
                 plan.free,
                 [st.job for st in rest],
