@@ -50,6 +50,9 @@ class Levels:
         self.full = relaxed
         self.cols = np.array([v for s in relaxed.lay.s for v in s], dtype=np.int64)
         self.index = {int(v): k for k, v in enumerate(self.cols)}
+        # Full-layout column -> level-column position (-1: a term column).
+        self.position = np.full(relaxed.lay.size, -1, dtype=np.int64)
+        self.position[self.cols] = np.arange(len(self.cols))
         ub = relaxed.ub
         # Rows only over level columns; the term columns (fixed at 0) drop out.
         self.rows = [self.compact(row) for row in relaxed.rows]
@@ -65,17 +68,20 @@ class Levels:
         self.fixing = True
 
     def compact(self, row: Row) -> Row:
-        """A row over full-layout columns as one over the level columns (others are 0)."""
+        """A row over full-layout columns as one over the level columns (others are 0).
+
+        Vectorized over the row (the energy rows hold every level column).
+        """
         cols, coefs, lo, hi = row
-        out_cols: list[int] = []
-        out_coefs: list[float] = []
-        for col, coef in zip(cols, coefs, strict=True):
-            if col in self.index:
-                out_cols.append(self.index[col])
-                out_coefs.append(coef)
-            elif self.full.ub[col] != 0.0:
+        if len(cols) != len(coefs):
+            raise ValueError("a row needs one coefficient per column")
+        pos = self.position[np.asarray(cols, dtype=np.int64)]
+        keep = pos >= 0
+        if not keep.all():
+            if (self.full.ub[np.asarray(cols, dtype=np.int64)[~keep]] != 0.0).any():
                 raise SolverError("a levels row holds a free term column")
-        return (out_cols, out_coefs, lo, hi)
+            coefs = [c for c, k in zip(coefs, keep.tolist(), strict=True) if k]
+        return (pos[keep].tolist(), list(coefs), lo, hi)
 
     def expand(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         out = np.zeros(self.full.lay.size)

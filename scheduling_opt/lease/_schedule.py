@@ -57,9 +57,14 @@ def relevel(inp: LeaseInput, terms: Sequence[Sequence[int]]) -> Schedule:
     levels: list[int | None] = []
     out: list[tuple[int, ...]] = []
     for job, held in zip(inp.lease_jobs, terms, strict=True):
-        pos = job.level_for(max(held)) if held else None
+        if not held:
+            levels.append(None)
+            out.append(())
+            continue
+        ordered = tuple(sorted(held))
+        pos = job.level_for(ordered[-1])
         levels.append(pos)
-        out.append(tuple(sorted(held)) if pos is not None else ())
+        out.append(ordered if pos is not None else ())
     return Schedule(tuple(levels), tuple(out))
 
 
@@ -88,12 +93,17 @@ def compact(inp: LeaseInput, schedule: Schedule) -> Schedule:
     gpus = [job.gpus for job in jobs]
     holds = [set(t) for t in held]
     active = order
+    drop = -1  # the first k at which some active job's last term is <= k
+    smallest = 0
     for k in range(inp.horizon):
-        active = [i for i in active if held[i][-1] > k]
-        if not active:
-            break
+        if k >= drop:
+            active = [i for i in active if held[i][-1] > k]
+            if not active:
+                break
+            drop = min(held[i][-1] for i in active)
+            smallest = min(gpus[i] for i in active)
         room = capacity - load[k]
-        if room < min(gpus[i] for i in active):
+        if room < smallest:
             continue
         for i in active:
             g = gpus[i]
@@ -106,6 +116,8 @@ def compact(inp: LeaseInput, schedule: Schedule) -> Schedule:
             bisect.insort(terms, k)
             holds[i].add(k)
             room -= g
+            if terms[-1] < drop:
+                drop = terms[-1]
     return relevel(inp, held)
 
 

@@ -205,6 +205,7 @@ class LeaseInput:
     max_terms: int | None = None
     lease_jobs: tuple[LeaseJob, ...] = field(init=False, repr=False, compare=False)
     gpus: NDArray[np.int64] = field(init=False, repr=False, compare=False)
+    _horizon: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
@@ -228,11 +229,12 @@ class LeaseInput:
         lease_jobs = tuple(_lease_job(job, self, f"jobs[{i}]") for i, job in enumerate(self.jobs))
         object.__setattr__(self, "lease_jobs", lease_jobs)
         object.__setattr__(self, "gpus", np.array([j.gpus for j in lease_jobs], dtype=np.int64))
+        object.__setattr__(self, "_horizon", max((j.last_due for j in lease_jobs), default=0))
 
     @property
     def horizon(self) -> int:
         """H: the latest reachable deadline, in terms (per-term arrays have this length)."""
-        return max((j.last_due for j in self.lease_jobs), default=0)
+        return self._horizon
 
     @property
     def hopeless(self) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""``compact`` and ``load_of`` as they were before issue 25's speed-up: the reference.
+"""``compact``, ``load_of`` and the greedy's ``place`` as they were before issue 25's speed-up: the reference.
 
 tests/lease/test_schedule_equivalence.py proves that the faster versions in
 :mod:`scheduling_opt.lease._schedule` make the same moves.
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from scheduling_opt.lease._schedule import Schedule, relevel
+from scheduling_opt.lease._schedule import Schedule, fit, relevel
 from scheduling_opt.lease.model import LeaseInput
 
 
@@ -44,3 +44,20 @@ def compact(inp: LeaseInput, schedule: Schedule) -> Schedule:
             bisect.insort(terms, k)
             load[k] += gpus
     return relevel(inp, held)
+
+
+def place(
+    inp: LeaseInput, order: Sequence[int], *, start: Sequence[Sequence[int]] | None = None
+) -> list[list[int]]:
+    held = [list(t) for t in start] if start is not None else [[] for _ in inp.lease_jobs]
+    load = load_of(inp, held)
+    for i in order:
+        if held[i]:
+            continue
+        for level in inp.lease_jobs[i].levels:
+            pick = fit(inp, i, level.due, load, late=True)
+            if pick is not None:
+                load[pick] += inp.lease_jobs[i].gpus
+                held[i] = [int(k) for k in pick]
+                break
+    return held

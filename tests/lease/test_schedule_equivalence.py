@@ -1,4 +1,4 @@
-"""The faster ``compact`` and ``load_of`` equal the former ones (issue 25).
+"""The faster ``compact``, ``load_of`` and ``place`` equal the former ones (issue 25).
 
 Reference: the former code (tests/lease/_schedule_reference.py). Schedules:
 the greedy's uncompacted placements on generated inputs (the ones
@@ -23,9 +23,14 @@ def test_compact_makes_the_former_moves(seed: int) -> None:
     rng = np.random.default_rng(seed)
     servers, jobs = [(2, 8), (5, 30), (12, 90), (20, 200)][seed % 4]
     inp = read(generate_lease(servers, jobs, seed, pressure=float(rng.uniform(0.5, 4.0))))
-    schedules = [
-        relevel(inp, place(inp, order(inp))) for order in (density_order, deadline_order, slack_order)
-    ]
+    schedules = []
+    for order in (density_order, deadline_order, slack_order):
+        held = place(inp, order(inp))
+        assert held == ref.place(inp, order(inp))
+        schedules.append(relevel(inp, held))
+        # On top of a start (the greedy's repair of a hint): half the jobs kept.
+        start = [t if k % 2 else [] for k, t in enumerate(held)]
+        assert place(inp, order(inp), start=start) == ref.place(inp, order(inp), start=start)
     # Random feasible schedules: each job's terms anywhere before its last due, capacity kept.
     load = np.zeros(max(inp.horizon, 1), dtype=np.int64)
     held: list[list[int]] = []

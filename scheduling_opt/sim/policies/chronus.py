@@ -207,12 +207,12 @@ class Chronus:
         need = math.ceil(remaining / self.lease_length)
         if not steps or min(math.floor(steps[-1][0] / self.lease_length), self.max_terms) < need:
             return None
-        return Job(
+        # Trusted: the SimJob was validated; steps after origin are finite and > 0.
+        return Job._trusted(
             str(st.index),
             st.job.gpus,
-            st.job.gpus,
             remaining,
-            deadlines=tuple(RewardStep(t, v) for t, v in steps),
+            tuple(RewardStep._trusted(t, v) for t, v in steps),
         )
 
     def _admit(self, view: View, origin: float, *, quick: bool) -> None:
