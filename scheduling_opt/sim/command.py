@@ -18,6 +18,7 @@ from typing import Any
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.sim.output import table, write_all
 from scheduling_opt.sim.registry import BASELINES, POLICIES
+from scheduling_opt.sim.semantics import SEMANTICS, with_semantics
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
 from scheduling_opt.sim.synthetic import SyntheticSpec
 from scheduling_opt.sim.workload import BUNDLED
@@ -58,6 +59,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ignore model_info.json (a spread placement runs at full speed)",
     )
+    parser.add_argument(
+        "--start-overhead",
+        type=float,
+        default=0.0,
+        help="work added at each start, x (1 + log2 GPUs) (the Chronus artifact: 0.5 min)",
+    )
+    parser.add_argument(
+        "--arrival-step",
+        type=float,
+        metavar="T",
+        help="policies see arrivals at multiples of T (the Chronus artifact: 5 min)",
+    )
+    parser.add_argument(
+        "--semantics",
+        choices=SEMANTICS,
+        default="default",
+        help="'artifact': the Chronus authors' simulator's rules (docs/simulation.md)",
+    )
     parser.add_argument("--timeline-step", type=float, default=60.0, help="timeline sampling")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -75,9 +94,11 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
         raise InvalidInstanceError("--skip", f"must be in [0, 1), got {args.skip}")
     if args.round is not None and not args.round > 0:
         raise InvalidInstanceError("--round", f"must be > 0, got {args.round}")
-    for name in ("restart_cost", "preemption_cost"):
+    for name in ("restart_cost", "preemption_cost", "start_overhead"):
         if not getattr(args, name) >= 0:
             raise InvalidInstanceError(f"--{name.replace('_', '-')}", "must be >= 0")
+    if args.arrival_step is not None and not args.arrival_step > 0:
+        raise InvalidInstanceError("--arrival-step", f"must be > 0, got {args.arrival_step}")
     if args.servers < 1 or args.gpus_per_server < 1:
         raise InvalidInstanceError("--servers", "servers and GPUs per server must be >= 1")
     if args.trace is not None:
@@ -92,17 +113,22 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
     else:
         spec = WorkloadSpec("bundled")
     return [
-        RunConfig(
-            policy=p,
-            workload=spec,
-            servers=args.servers,
-            gpus_per_server=args.gpus_per_server,
-            seed=seed,
-            restart_cost=args.restart_cost,
-            preemption_cost=args.preemption_cost,
-            round_length=args.round,
-            placement_table=not args.no_placement_table,
-            skip=args.skip,
+        with_semantics(
+            RunConfig(
+                policy=p,
+                workload=spec,
+                servers=args.servers,
+                gpus_per_server=args.gpus_per_server,
+                seed=seed,
+                restart_cost=args.restart_cost,
+                preemption_cost=args.preemption_cost,
+                round_length=args.round,
+                placement_table=not args.no_placement_table,
+                skip=args.skip,
+                start_overhead=args.start_overhead,
+                arrival_step=args.arrival_step,
+            ),
+            args.semantics,
         )
         for p in policies
         for seed in range(args.seeds)

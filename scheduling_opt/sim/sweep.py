@@ -78,12 +78,18 @@ class RunConfig:
     inference_servers: int = 0
     inference_gpus: int = 2
     inference_compute: float = 1.0
+    #: The Chronus artifact's start overhead and arrival step (EngineParams).
+    start_overhead: float = 0.0
+    arrival_step: float | None = None
 
     def digest(self) -> str:
         """A stable hash of the configuration (the cache key)."""
         fields = asdict(self)
         if not self.inference_servers:  # keeps the keys of runs without one
             for key in ("inference_servers", "inference_gpus", "inference_compute"):
+                del fields[key]
+        for key, default in (("start_overhead", 0.0), ("arrival_step", None)):
+            if fields[key] == default:  # the keys of runs without them stay
                 del fields[key]
         text = json.dumps([RESULTS_VERSION, fields], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
@@ -120,7 +126,13 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
         cluster = ClusterSpec(cluster.servers + (lendable,) * config.inference_servers)
     policy = make_policy(config.policy, workload, cluster, dict(config.policy_params))
     table = bundled_table() if config.placement_table else None
-    params = EngineParams(config.restart_cost, config.preemption_cost, config.round_length)
+    params = EngineParams(
+        config.restart_cost,
+        config.preemption_cost,
+        config.round_length,
+        start_overhead=config.start_overhead,
+        arrival_step=config.arrival_step,
+    )
     out = simulate(
         workload,
         cluster,

@@ -108,8 +108,8 @@ class Placer:
         for s in servers:
             used = capacity[s] - free[s]
             if used > 0:
-                job, row = self.busy(s, used)
-                model_jobs.append(job)
+                stand_in, row = self.busy(s, used)
+                model_jobs.append(stand_in)
                 rows.append(row)
         models: dict[str, str] = {}
         for k, job in enumerate(jobs):
