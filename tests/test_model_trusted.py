@@ -17,7 +17,8 @@ def test_trusted_reward_step_equals_public() -> None:
     for time, reward in ((0.5, 100.0), (1200.0, 80), (3.0, 0.0)):
         a, b = RewardStep._trusted(time, reward), RewardStep(time, reward)
         assert a == b
-        assert type(a.time) is type(b.time) and type(a.reward) is type(b.reward)
+        assert type(a.time) is type(b.time)
+        assert type(a.reward) is type(b.reward)
 
 
 def test_trusted_job_equals_public() -> None:

@@ -252,9 +252,7 @@ def _energy_rows(inp: LeaseInput, lay: Layout) -> list[Row]:
     if not cols:
         return rows
     col = np.array(cols, dtype=np.int64)
-    gpus = np.array(
-        [job.gpus for job in inp.lease_jobs for _ in job.levels], dtype=np.int64
-    )
+    gpus = np.array([job.gpus for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
     terms = np.array([job.terms for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
     due = np.array([lv.due for job in inp.lease_jobs for lv in job.levels], dtype=np.int64)
     for t in range(1, inp.horizon + 1):

@@ -62,7 +62,9 @@ def _same_rows(got: list, want: list) -> None:
         assert (g[2], g[3]) == (w[2], w[3])
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"t{c.tight:d}s{c.symmetry:d}a{c.aggregate:d}")
+@pytest.mark.parametrize(
+    "cfg", CONFIGS, ids=lambda c: f"t{c.tight:d}s{c.symmetry:d}a{c.aggregate:d}"
+)
 def test_full_and_levels_models_equal_the_former_builders(cfg: ModelConfig) -> None:
     for inp in _inputs():
         blocks = make_blocks(inp, cfg.aggregate)

@@ -59,7 +59,9 @@ def _first_levels_fit(inp: LeaseInput) -> bool:
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("pressure", [0.3, 0.8, 3.0])
-def test_evident_optimum_equals_highs(seed: int, pressure: float, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_evident_optimum_equals_highs(
+    seed: int, pressure: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     inp = read(generate_lease(10, 40, seed, pressure=pressure))
     fast, slow, used = _both(inp, monkeypatch)
     assert fast.status == slow.status  # type: ignore[attr-defined]

@@ -302,6 +302,7 @@ class Chronus:
         started = time.perf_counter()
         now, capacity = view.now, sum(view.capacity)
         current: list[Job] | None = None
+        base: LeaseInput | None = None
         reserved = self.admission_check == "reserved"
         if reserved and self.load_origin is None:
             self.load, self.load_origin = [], origin  # nothing reserved yet
@@ -328,10 +329,19 @@ class Chronus:
                 admitted = True
                 self.counts["admitted_quick"] += 1
             elif candidate is not None:
-                if current is None:
+                if current is None or base is None:
                     current = self._guaranteed_jobs(view, origin)
+                    # Built once per call, extended by each admission (LeaseInput.with_job).
+                    base = LeaseInput(
+                        tuple(current),
+                        capacity,
+                        self.lease_length,
+                        require_all=True,
+                        round_up=self.lease_round_up,
+                        max_terms=self.max_terms,
+                    )
                 verdict = admit_jobs(
-                    current,
+                    base,
                     candidate,
                     capacity,
                     self.lease_length,
@@ -349,6 +359,8 @@ class Chronus:
                 self.guaranteed.add(st.index)
                 if current is not None:
                     current.append(candidate)
+                if base is not None:
+                    base = base.with_job(candidate)
                 self.counts["admitted"] += 1
                 # The artifact's deadline of an admitted job: the last step's,
                 # down to a term boundary (lines 1367-1368).
