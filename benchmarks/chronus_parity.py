@@ -191,6 +191,50 @@ def compare(
     }
 
 
+def write_jobs(
+    path: Path,
+    workload: Workload,
+    ours_end: dict[str, float],
+    ours_pre: dict[str, float],
+    art: dict[str, dict[str, float]],
+    extra: dict[str, Any],
+) -> None:
+    """Per job: submit, GPUs, work, first deadline, both ends and preemptions, and our class."""
+    classes = extra.get("classes", {})
+    with gzip.open(path, "wt", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(
+            [
+                "job_id",
+                "submit",
+                "gpus",
+                "work",
+                "first_deadline",
+                "ours_end",
+                "theirs_end",
+                "ours_preempt",
+                "theirs_preempt",
+                "ours_class",
+            ]
+        )
+        for j in workload.jobs:
+            a = art.get(j.id)
+            w.writerow(
+                [
+                    j.id,
+                    j.submit,
+                    j.gpus,
+                    j.work,
+                    j.deadlines[0][0] if j.deadlines else "",
+                    repr(ours_end[j.id]),
+                    "" if a is None else a["end"],
+                    ours_pre[j.id],
+                    "" if a is None else a["preempt"],
+                    classes.get(j.id, ""),
+                ]
+            )
+
+
 def plot(
     path: Path,
     workload: Workload,
@@ -270,6 +314,9 @@ def main() -> int:
         date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     )
     (args.out / f"{args.label}.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    write_jobs(
+        args.out / f"{args.label}-jobs.csv.gz", workload, ours_end, ours_pre, art, result.extra
+    )
     plot(args.out / f"{args.label}.png", workload, ours_end, art, report, args.label)
     o, t = report["ours"], report["theirs"]
     print(
