@@ -22,7 +22,9 @@ artifact's per-job results (its ``time-aware-with-lease.csv``, gzipped):
 - per SLO job, whether both met the first deadline (agreement, and the
   confusion matrix), and per job the JCTs (median ratio, a scatter plot).
 
-Writes ``DIR/LABEL.json`` (metrics of both, agreement, run times) and
+Writes ``DIR/LABEL.json`` (metrics of both, agreement, run times),
+``DIR/LABEL-jobs.csv.gz`` (per job: both simulators' end times and
+preemptions) and
 ``DIR/LABEL.png`` (JCT scatter, confusion matrix) when matplotlib is
 installed, and prints one table row. A run takes the policy's time: with
 ``--semantics artifact`` and the default work-bounded limits below, about a
@@ -197,10 +199,8 @@ def write_jobs(
     ours_end: dict[str, float],
     ours_pre: dict[str, float],
     art: dict[str, dict[str, float]],
-    extra: dict[str, Any],
 ) -> None:
-    """Per job: submit, GPUs, work, first deadline, both ends and preemptions, and our class."""
-    classes = extra.get("classes", {})
+    """Per job: submit, GPUs, work, first deadline, both simulators' ends and preemptions."""
     with gzip.open(path, "wt", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(
@@ -214,7 +214,6 @@ def write_jobs(
                 "theirs_end",
                 "ours_preempt",
                 "theirs_preempt",
-                "ours_class",
             ]
         )
         for j in workload.jobs:
@@ -230,7 +229,6 @@ def write_jobs(
                     "" if a is None else a["end"],
                     ours_pre[j.id],
                     "" if a is None else a["preempt"],
-                    classes.get(j.id, ""),
                 ]
             )
 
@@ -252,7 +250,7 @@ def plot(
     except ImportError:
         return
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.8))
-    for slo, color, name in ((False, "tab:blue", "best effort"), (True, "tab:orange", "SLO")):
+    for slo, color, name in ((True, "tab:orange", "SLO"), (False, "tab:blue", "best effort")):
         xs = [art[j.id]["end"] - j.submit for j in workload.jobs if j.id in art and j.slo == slo]
         ys = [ours_end[j.id] - j.submit for j in workload.jobs if j.id in art and j.slo == slo]
         ax.scatter(xs, ys, s=2, alpha=0.35, color=color, label=name)
@@ -314,9 +312,7 @@ def main() -> int:
         date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     )
     (args.out / f"{args.label}.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    write_jobs(
-        args.out / f"{args.label}-jobs.csv.gz", workload, ours_end, ours_pre, art, result.extra
-    )
+    write_jobs(args.out / f"{args.label}-jobs.csv.gz", workload, ours_end, ours_pre, art)
     plot(args.out / f"{args.label}.png", workload, ours_end, art, report, args.label)
     o, t = report["ours"], report["theirs"]
     print(
