@@ -181,6 +181,19 @@ class RewardStep:
         _check_real(self, "time")
         _check_real(self, "reward")
 
+    @classmethod
+    def _trusted(cls, time: float, reward: float) -> RewardStep:
+        """A step from finite floats >= 0 the caller already checked, skipping ``__post_init__``.
+
+        For a simulator adapter that derives steps from a validated job at
+        every scheduling event (Chronus' lease terms: one per guaranteed job
+        and term); users build steps the public way. O(1).
+        """
+        out = object.__new__(cls)
+        object.__setattr__(out, "time", time)
+        object.__setattr__(out, "reward", reward)
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class BatchInfo:
@@ -259,6 +272,37 @@ class Job:
             _check_name(self.tenant, "tenant")
         if self.batch is not None and not isinstance(self.batch, BatchInfo):
             raise InvalidInstanceError("batch", "must be a BatchInfo")
+
+    @classmethod
+    def _trusted(
+        cls, id: str, workers: int, duration: float, deadlines: tuple[RewardStep, ...]
+    ) -> Job:
+        """An inelastic one-GPU-per-worker job from checked values, skipping ``__post_init__``.
+
+        The caller guarantees what the public constructor checks: a
+        non-empty id, ``workers`` an int >= 1, ``duration`` a finite float
+        > 0, ``deadlines`` a tuple of steps at strictly increasing times.
+        For a simulator adapter that rebuilds a validated job with its
+        remaining time at every scheduling event (Chronus: every guaranteed
+        job at every lease term and admission check); users build jobs the
+        public way. O(1).
+        """
+        out = object.__new__(cls)
+        for name, value in (
+            ("id", id),
+            ("min_workers", workers),
+            ("max_workers", workers),
+            ("duration", duration),
+            ("gpus_per_worker", 1),
+            ("submit_time", 0.0),
+            ("gpu_type", None),
+            ("deadlines", deadlines),
+            ("job_class", None),
+            ("tenant", None),
+            ("batch", None),
+        ):
+            object.__setattr__(out, name, value)
+        return out
 
     @property
     def elastic(self) -> bool:

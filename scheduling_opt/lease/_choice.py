@@ -18,6 +18,7 @@ O(N log N).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -114,7 +115,11 @@ def pack_search(
 
 
 def decide(
-    inp: LeaseInput, model: Model, x: NDArray[np.float64], limit: float
+    inp: LeaseInput,
+    model: Model,
+    x: NDArray[np.float64],
+    limit: float,
+    whole: Callable[[], Model] | None = None,
 ) -> tuple[Schedule | None, Status, bool]:
     """Whether the levels of ``x`` pack: (verified schedule or None, status, proven).
 
@@ -126,11 +131,17 @@ def decide(
     :data:`HIGHS_PACKING_SECONDS`; then the search for the time left, to
     turn a presolved "infeasible" into a proof. ``proven``: no packing
     exists (the search exhausted its tree); an INFEASIBLE status without it
-    is presolve's word only.
+    is presolve's word only. ``model`` gives the layout (the search reads no
+    rows); ``whole`` builds the model with rows for HiGHS when it is needed
+    (None: ``model`` is that model).
     """
     start = time.perf_counter()
+
+    def full() -> Model:
+        return model if whole is None else whole()
+
     if not PACKING_SEARCH or sum(1 for j in inp.lease_jobs if j.levels) < SEARCH_MIN_JOBS:
-        schedule, status = pack_highs(inp, model, x, limit, presolve=True)
+        schedule, status = pack_highs(inp, full(), x, limit, presolve=True)
         return schedule, status, False
     schedule, status = pack_search(inp, model, x, limit, SEARCH_NODES)
     if status is not Status.TIME_LIMIT:
@@ -138,7 +149,7 @@ def decide(
     left = limit - (time.perf_counter() - start)
     if left <= 0:
         return None, Status.TIME_LIMIT, False
-    schedule, status = pack_highs(inp, model, x, min(left, HIGHS_PACKING_SECONDS), presolve=True)
+    schedule, status = pack_highs(inp, full(), x, min(left, HIGHS_PACKING_SECONDS), presolve=True)
     if schedule is not None:
         return schedule, status, False
     left = limit - (time.perf_counter() - start)
@@ -151,13 +162,20 @@ def decide(
 
 
 def confirm(
-    inp: LeaseInput, model: Model, choices: list[NDArray[np.float64]], limit: float
+    inp: LeaseInput,
+    model: Model | Callable[[], Model],
+    choices: list[NDArray[np.float64]],
+    limit: float,
 ) -> bool:
-    """Whether HiGHS without presolve proves every choice unpackable within ``limit``."""
+    """Whether HiGHS without presolve proves every choice unpackable within ``limit``.
+
+    ``model``: the whole model, or a function building it (on first need).
+    """
     start = time.perf_counter()
     for x in choices:
         left = limit - (time.perf_counter() - start)
-        if left <= 0 or pack_highs(inp, model, x, left, presolve=False)[1] is not Status.INFEASIBLE:
+        whole = model if isinstance(model, Model) else model()
+        if left <= 0 or pack_highs(inp, whole, x, left, presolve=False)[1] is not Status.INFEASIBLE:
             return False
     return True
 

@@ -43,7 +43,7 @@ class Admission:
 
 
 def admit_jobs(
-    guaranteed: Sequence[Job],
+    guaranteed: Sequence[Job] | LeaseInput,
     job: Job,
     gpus: int,
     lease_length: float,
@@ -57,8 +57,12 @@ def admit_jobs(
 
     Parameters
     ----------
-    guaranteed : sequence of Job
-        The SLO jobs already guaranteed (each with deadline steps).
+    guaranteed : sequence of Job or LeaseInput
+        The SLO jobs already guaranteed (each with deadline steps); or an
+        input holding them, built with these parameters and
+        ``require_all=True`` (its lease view is reused:
+        :meth:`~scheduling_opt.lease.LeaseInput.with_job`), for a caller
+        that checks many candidates against one guaranteed set.
     job : Job
         The candidate.
     gpus : int
@@ -102,7 +106,9 @@ def admit_jobs(
     ----------
     Chronus (SoCC '21) §3.3.2.
     """
-    if any(g.id == job.id for g in guaranteed):
+    base = guaranteed if isinstance(guaranteed, LeaseInput) else None
+    jobs: Sequence[Job] = guaranteed.jobs if isinstance(guaranteed, LeaseInput) else guaranteed
+    if any(g.id == job.id for g in jobs):
         raise InvalidInstanceError("job.id", f"job {job.id!r} is already guaranteed")
     limit = time_limit_of(time_limit)
     start = time.perf_counter()
@@ -114,14 +120,23 @@ def admit_jobs(
     if charged > gpus:
         # A candidate bigger than the cluster is a proven "no", not an input error.
         return Admission(False, Status.INFEASIBLE, None, time.perf_counter() - start)
-    inp = LeaseInput(
-        (*guaranteed, job),
-        gpus,
-        lease_length,
-        require_all=True,
-        round_up=round_up,
-        max_terms=max_terms,
-    )
+    if base is not None and (
+        base.capacity,
+        base.lease_length,
+        base.require_all,
+        base.round_up,
+        base.max_terms,
+    ) == (gpus, float(lease_length), True, round_up, max_terms):
+        inp = base.with_job(job)
+    else:
+        inp = LeaseInput(
+            (*jobs, job),
+            gpus,
+            lease_length,
+            require_all=True,
+            round_up=round_up,
+            max_terms=max_terms,
+        )
     if inp.hopeless:
         return Admission(False, Status.INFEASIBLE, None, time.perf_counter() - start)
     found = greedy_schedule(inp)

@@ -41,6 +41,7 @@ Modules: this one holds the two-stage loop and the whole MILP;
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -87,7 +88,27 @@ PACKING_ROUNDS = 10
 PACKING_SECONDS = 2.0
 
 
-def _two_stage(inp: LeaseInput, model: Model, config: ModelConfig, limit: float) -> ExactOutcome:
+class _Whole:
+    """The whole model, built on first use: a choice of levels that packs at once never needs it.
+
+    Its columns are the levels model's (:func:`build_levels` keeps
+    :func:`build`'s layout), so the levels model serves every use that reads
+    the layout only (shapes, cuts, the packing search, schedules).
+    """
+
+    def __init__(self, inp: LeaseInput, config: ModelConfig) -> None:
+        self.inp, self.config = inp, config
+        self.model: Model | None = None
+
+    def __call__(self) -> Model:
+        if self.model is None:
+            self.model = build(self.inp, self.config)
+        return self.model
+
+
+def _two_stage(
+    inp: LeaseInput, levels: Model, whole: Callable[[], Model], limit: float
+) -> ExactOutcome:
     """Levels under the energy rows (a relaxation: the bound), then their integral packing.
 
     A choice of levels that does not pack is cut off (:func:`no_good`) and
@@ -102,7 +123,8 @@ def _two_stage(inp: LeaseInput, model: Model, config: ModelConfig, limit: float)
     def left() -> float:
         return limit - (time.perf_counter() - start)
 
-    stage = Levels(build_levels(inp, config))
+    stage = Levels(levels)
+    model = levels  # the layout, shared with the whole model
     cuts: list[Row] = []
     unconfirmed: list[NDArray[np.float64]] = []  # choices behind cuts, presolve's word only
     unpackable: list[Shape] = []  # of every choice proven (or presolve-said) not to pack
@@ -117,7 +139,7 @@ def _two_stage(inp: LeaseInput, model: Model, config: ModelConfig, limit: float)
             break
         status, x, found = stage.solve(cuts, bound, left())
         if status is Status.INFEASIBLE:
-            if cuts and not confirm(inp, model, unconfirmed, left()):
+            if cuts and not confirm(inp, whole, unconfirmed, left()):
                 break
             message = "no choice of levels packs" if cuts else ""
             return ExactOutcome(Status.INFEASIBLE, None, None, message)
@@ -136,13 +158,13 @@ def _two_stage(inp: LeaseInput, model: Model, config: ModelConfig, limit: float)
         packings += 1
         # A packing that is slow to decide hands over to the whole MILP early.
         share = min(left(), max(PACKING_SECONDS, 0.25 * left()))
-        schedule, verdict, proof = decide(inp, model, x, share)
+        schedule, verdict, proof = decide(inp, model, x, share, whole)
         if schedule is not None:
             reward = schedule.reward(inp)
             proven = first if unconfirmed else bound
             if proven is not None and reward < proven - 1e-6 * max(1.0, abs(proven)):
                 best = _better(inp, best, schedule)
-                if not confirm(inp, model, unconfirmed, left()):
+                if not confirm(inp, whole, unconfirmed, left()):
                     break
                 unconfirmed.clear()
                 proven = bound
@@ -161,16 +183,16 @@ def _two_stage(inp: LeaseInput, model: Model, config: ModelConfig, limit: float)
     if left() <= 0:
         message = "levels found; packing timed out" if bound is not None else ""
         return ExactOutcome(Status.TIME_LIMIT, best, bound, message)
-    whole = _one_stage(inp, model, left())
+    milp = _one_stage(inp, whole(), left())
     capped = (
-        bound if whole.bound is None else whole.bound if bound is None else min(whole.bound, bound)
+        bound if milp.bound is None else milp.bound if bound is None else min(milp.bound, bound)
     )
     message = "levels did not pack: whole MILP"
-    if whole.status is Status.OPTIMAL or best is None:
-        return ExactOutcome(whole.status, whole.schedule, capped, message)
-    best = _better(inp, best, whole.schedule)
+    if milp.status is Status.OPTIMAL or best is None:
+        return ExactOutcome(milp.status, milp.schedule, capped, message)
+    best = _better(inp, best, milp.schedule)
     # A packing exists, so an "infeasible" from the whole MILP proves nothing.
-    status = Status.TIME_LIMIT if whole.status is Status.INFEASIBLE else whole.status
+    status = Status.TIME_LIMIT if milp.status is Status.INFEASIBLE else milp.status
     return ExactOutcome(status, best, capped, message)
 
 
@@ -202,14 +224,17 @@ def solve_highs(
     the fractional solution gives no schedule). ``two_stage``: levels first,
     then their packing (the module docstring).
     """
+    if two_stage and not relax:
+        levels = build_levels(inp, config)
+        if levels.lay.size == 0:
+            return ExactOutcome(Status.OPTIMAL, Schedule.empty(len(inp.jobs)), 0.0)
+        return _two_stage(inp, levels, _Whole(inp, config), time_limit)
     model = build(inp, config)
     if model.lay.size == 0:
         return ExactOutcome(Status.OPTIMAL, Schedule.empty(len(inp.jobs)), 0.0)
     if relax:
         status, _, bound = solve_model(model, time_limit, np.zeros(model.lay.size, dtype=np.int_))
         return ExactOutcome(status, None, bound if status is Status.OPTIMAL else None)
-    if two_stage:
-        return _two_stage(inp, model, config, time_limit)
     return _one_stage(inp, model, time_limit)
 
 
@@ -279,4 +304,5 @@ def exact(
         lambda _warm: solve_highs(inp, cfg, limit, two_stage=two_stage),
         hint,
         feasibility=cfg.feasibility,
+        warm_start=False,  # scipy's HiGHS takes no start: repair only for a fallback
     )

@@ -26,6 +26,7 @@ O(N (P + H)) variables and rows.
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -100,10 +101,22 @@ class Layout:
 
 
 def _layout(inp: LeaseInput, blocks: Blocks) -> Layout:
+    """Per job its level columns, then one term column per block starting before its last due.
+
+    The block starts ascend, so a job's blocks are a prefix (found by
+    bisection): O(N (P + log B)) plus the output.
+    """
     lay = Layout()
+    starts = blocks.start
+    size = 0
     for job in inp.lease_jobs:
-        lay.s.append([lay.new() for _ in job.levels])
-        lay.y.append([(b, lay.new()) for b, st in enumerate(blocks.start) if st < job.last_due])
+        n = len(job.levels)
+        lay.s.append(list(range(size, size + n)))
+        size += n
+        k = bisect.bisect_left(starts, job.last_due)
+        lay.y.append(list(zip(range(k), range(size, size + k), strict=True)))
+        size += k
+    lay.size = size
     return lay
 
 
@@ -128,8 +141,7 @@ def _rows(inp: LeaseInput, blocks: Blocks, lay: Layout, cfg: ModelConfig) -> lis
         s, y = lay.s[i], lay.y[i]
         if not s:
             continue
-        lo = 1.0 if inp.require_all else 0.0
-        rows.append((s, [1.0] * len(s), lo, 1.0))
+        rows.append(_choice_row(inp, s))
         count = ([v for _, v in y] + s, [1.0] * len(y) + [-float(job.terms)] * len(s))
         if cfg.tight:
             rows.append((*count, 0.0, 0.0))
@@ -142,21 +154,34 @@ def _rows(inp: LeaseInput, blocks: Blocks, lay: Layout, cfg: ModelConfig) -> lis
             for p, lv in enumerate(job.levels):
                 before = [v for b, v in y if blocks.end[b] <= lv.due]
                 rows.append(([*before, s[p]], [1.0] * len(before) + [-float(job.terms)], 0.0, inf))
+    # Capacity rows: each block's term columns in job order (one pass over the jobs).
+    cap_cols: list[list[int]] = [[] for _ in blocks.start]
+    cap_coefs: list[list[float]] = [[] for _ in blocks.start]
+    for job, y in zip(inp.lease_jobs, lay.y, strict=True):
+        g = float(job.gpus)
+        for b, v in y:
+            cap_cols[b].append(v)
+            cap_coefs[b].append(g)
     for b, capped in enumerate(blocks.capped):
-        if capped:
-            cols = [
-                (v, float(inp.lease_jobs[i].gpus))
-                for i in range(len(inp.lease_jobs))
-                for c, v in lay.y[i]
-                if c == b
-            ]
-            if cols:
-                rows.append(([c for c, _ in cols], [g for _, g in cols], -inf, float(inp.capacity)))
+        if capped and cap_cols[b]:
+            rows.append((cap_cols[b], cap_coefs[b], -inf, float(inp.capacity)))
+    rows.extend(_symmetry_rows(inp, lay, cfg))
+    return rows
+
+
+def _choice_row(inp: LeaseInput, s: list[int]) -> Row:
+    """sum_p s[i,p] <= 1 (= 1 with ``require_all``, Eq. 5)."""
+    return (s, [1.0] * len(s), 1.0 if inp.require_all else 0.0, 1.0)
+
+
+def _symmetry_rows(inp: LeaseInput, lay: Layout, cfg: ModelConfig) -> list[Row]:
+    """Identical jobs get non-worsening levels in index order (none without ``cfg.symmetry``)."""
+    rows: list[Row] = []
     if cfg.symmetry:
         for a, b in identical_pairs(inp):
             # Rank of the level (rejected = 0): integral, so CP-SAT takes it as is.
             ranks = [float(len(lay.s[a]) - p) for p in range(len(lay.s[a]))]
-            rows.append((lay.s[a] + lay.s[b], ranks + [-r for r in ranks], 0.0, inf))
+            rows.append((lay.s[a] + lay.s[b], ranks + [-r for r in ranks], 0.0, float("inf")))
     return rows
 
 
@@ -216,20 +241,26 @@ def build(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
 
 
 def _energy_rows(inp: LeaseInput, lay: Layout) -> list[Row]:
-    """Per t = 1..H: sum_{i,p} G_i max(0, RL_i - max(0, DL_p - t)) s[i,p] <= M t."""
+    """Per t = 1..H: sum_{i,p} G_i max(0, RL_i - max(0, DL_p - t)) s[i,p] <= M t.
+
+    Columns in job, then level order; vectorized over the (job, level)
+    entries per t: O(H N P) numpy work.
+    """
     rows: list[Row] = []
     inf = float("inf")
+    cols = [v for s in lay.s for v in s]
+    if not cols:
+        return rows
+    col = np.array(cols, dtype=np.int64)
+    gpus = np.array([job.gpus for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
+    terms = np.array([job.terms for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
+    due = np.array([lv.due for job in inp.lease_jobs for lv in job.levels], dtype=np.int64)
     for t in range(1, inp.horizon + 1):
-        cols: list[int] = []
-        coefs: list[float] = []
-        for job, s in zip(inp.lease_jobs, lay.s, strict=True):
-            for lv, v in zip(job.levels, s, strict=True):
-                must = job.terms - max(0, lv.due - t)
-                if must > 0:
-                    cols.append(v)
-                    coefs.append(float(job.gpus * must))
-        if cols:
-            rows.append((cols, coefs, -inf, float(inp.capacity * t)))
+        must = terms - np.maximum(0, due - t)
+        keep = must > 0
+        if keep.any():
+            coefs = (gpus[keep] * must[keep]).astype(np.float64)
+            rows.append((col[keep].tolist(), coefs.tolist(), -inf, float(inp.capacity * t)))
     return rows
 
 
@@ -254,10 +285,10 @@ def build_levels(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
     """
     blocks = make_blocks(inp, config.aggregate)
     lay = _layout(inp, blocks)
-    full = _rows(inp, blocks, lay, config)
-    s_cols = {v for s in lay.s for v in s}
-    # Choice and symmetry rows are the ones over level columns only.
-    rows = [row for row in full if all(c in s_cols for c in row[0])]
+    # Of :func:`_rows`, the rows over level columns only: the choice and
+    # symmetry rows (every other row holds a term column).
+    rows = [_choice_row(inp, s) for s in lay.s if s]
+    rows += _symmetry_rows(inp, lay, config)
     rows += _energy_rows(inp, lay)
     c = np.zeros(lay.size)
     ub = np.zeros(lay.size)
@@ -320,6 +351,7 @@ def run_exact(
     hint: Hint | None,
     *,
     feasibility: bool = False,
+    warm_start: bool = True,
 ) -> Solution[LeaseDecision]:
     """An exact backend's answer, honestly labelled.
 
@@ -327,17 +359,21 @@ def run_exact(
     CP-SAT hint, a CBC start). On a time limit the answer is the best of the
     solver's incumbent, the repaired hint and the greedy, with the solver's
     bound. In a feasibility run (zero objective) the solver's bound says
-    nothing about the reward and is dropped.
+    nothing about the reward and is dropped. ``warm_start=False``: the
+    backend takes no start (HiGHS through scipy), so the hint is repaired
+    only when the fallback needs it.
     """
     start = time.perf_counter()
     if inp.require_all and inp.hopeless:
         return finish(inp, None, Status.INFEASIBLE, start, message="a job cannot meet any deadline")
-    warm = repair(inp, hint) if hint is not None else None
+    warm = repair(inp, hint) if hint is not None and warm_start else None
     out = solve(warm)
     bound = None if feasibility else out.bound
     if out.status is Status.OPTIMAL:
         return finish(inp, out.schedule, Status.OPTIMAL, start, bound=bound, message=out.message)
     if out.status is Status.INFEASIBLE:
         return finish(inp, None, Status.INFEASIBLE, start, message=out.message)
+    if hint is not None and not warm_start:
+        warm = repair(inp, hint)
     fallback = best_of(inp, [out.schedule, warm, greedy_schedule(inp)])
     return finish(inp, fallback, Status.TIME_LIMIT, start, bound=bound, message=out.message)

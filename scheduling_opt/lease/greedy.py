@@ -18,7 +18,6 @@ import numpy as np
 from scheduling_opt.lease._schedule import (
     Schedule,
     compact,
-    fit,
     heuristic_solution,
     load_of,
     relevel,
@@ -65,17 +64,33 @@ def slack_order(inp: LeaseInput) -> list[int]:
 def place(
     inp: LeaseInput, order: Sequence[int], *, start: Sequence[Sequence[int]] | None = None
 ) -> list[list[int]]:
-    """Terms per job after placing ``order`` (best level first, late) on top of ``start``."""
+    """Terms per job after placing ``order`` (best level first, late) on top of ``start``.
+
+    Each job takes, for its first level that has them, the latest RL_i terms
+    before the level's deadline with room for its GPUs (:func:`fit` with
+    ``late``), scanned downwards in plain lists: O(N P H).
+    """
     held = [list(t) for t in start] if start is not None else [[] for _ in inp.lease_jobs]
-    load = load_of(inp, held)
+    load = load_of(inp, held).tolist()
+    capacity = inp.capacity
+    jobs = inp.lease_jobs
     for i in order:
         if held[i]:
             continue
-        for level in inp.lease_jobs[i].levels:
-            pick = fit(inp, i, level.due, load, late=True)
-            if pick is not None:
-                load[pick] += inp.lease_jobs[i].gpus
-                held[i] = [int(k) for k in pick]
+        job = jobs[i]
+        room = capacity - job.gpus  # a term has room when its load is at most this
+        for level in job.levels:
+            pick: list[int] = []
+            for k in range(level.due - 1, -1, -1):
+                if load[k] <= room:
+                    pick.append(k)
+                    if len(pick) == job.terms:
+                        break
+            if len(pick) == job.terms:
+                pick.reverse()
+                for k in pick:
+                    load[k] += job.gpus
+                held[i] = pick
                 break
     return held
 

@@ -109,14 +109,16 @@ class LeaseJob:
         return None
 
 
-def _lease_job(job: Job, inp: LeaseInput, path: str) -> LeaseJob:
-    """The job in lease terms, with only the levels some schedule could meet."""
-    if not job.deadlines:
-        raise InvalidInstanceError(f"{path}.deadlines", "a lease job needs deadline steps")
-    for p in range(1, len(job.deadlines)):
-        if job.deadlines[p].reward > job.deadlines[p - 1].reward:
+def _lease_job(job: Job, inp: LeaseInput, i: int) -> LeaseJob:
+    """The job in lease terms, with only the levels some schedule could meet (``jobs[i]``)."""
+    steps = job.deadlines
+    if not steps:
+        raise InvalidInstanceError(f"jobs[{i}].deadlines", "a lease job needs deadline steps")
+    for p in range(1, len(steps)):
+        if steps[p].reward > steps[p - 1].reward:
             raise InvalidInstanceError(
-                f"{path}.deadlines[{p}].reward", "rewards must not increase with later deadlines"
+                f"jobs[{i}].deadlines[{p}].reward",
+                "rewards must not increase with later deadlines",
             )
     gpus = round_up_gpus(job.max_gpus) if inp.round_up else job.max_gpus
     if gpus > inp.capacity:
@@ -124,24 +126,27 @@ def _lease_job(job: Job, inp: LeaseInput, path: str) -> LeaseJob:
         # refused, not silently left out of every schedule.
         charged = f" (rounded up to {gpus})" if gpus != job.max_gpus else ""
         raise InvalidInstanceError(
-            path,
+            f"jobs[{i}]",
             f"job {job.id!r} needs {job.max_gpus} GPUs{charged}, more than the "
             f"{inp.capacity} GPUs of the lease cluster",
         )
-    need = math.ceil(job.duration / inp.lease_length)
+    length, cap = inp.lease_length, inp.max_terms
+    need = math.ceil(job.duration / length)
     levels: list[Level] = []
-    for p, step in enumerate(job.deadlines):
-        due = math.floor(step.time / inp.lease_length)
-        if inp.max_terms is not None:
-            due = min(due, inp.max_terms)
+    last = -1
+    for p, step in enumerate(steps):
+        due = math.floor(step.time / length)
+        if cap is not None and due > cap:
+            due = cap
         if due > MAX_HORIZON:
             raise InvalidInstanceError(
-                f"{path}.deadlines[{p}].time",
+                f"jobs[{i}].deadlines[{p}].time",
                 f"lies {due} lease terms ahead, more than {MAX_HORIZON}; "
                 "set params.max_terms to cap the horizon",
             )
-        if due >= need and (not levels or due > levels[-1].due):
+        if due >= need and due > last:
             levels.append(Level(p, due, float(step.reward)))
+            last = due
     return LeaseJob(job.id, gpus, need, tuple(levels))
 
 
@@ -205,6 +210,7 @@ class LeaseInput:
     max_terms: int | None = None
     lease_jobs: tuple[LeaseJob, ...] = field(init=False, repr=False, compare=False)
     gpus: NDArray[np.int64] = field(init=False, repr=False, compare=False)
+    _horizon: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
@@ -225,14 +231,64 @@ class LeaseInput:
             if job.id in seen:
                 raise InvalidInstanceError(f"jobs[{i}].id", f"duplicate job id {job.id!r}")
             seen.add(job.id)
-        lease_jobs = tuple(_lease_job(job, self, f"jobs[{i}]") for i, job in enumerate(self.jobs))
+        lease_jobs = tuple(_lease_job(job, self, i) for i, job in enumerate(self.jobs))
         object.__setattr__(self, "lease_jobs", lease_jobs)
         object.__setattr__(self, "gpus", np.array([j.gpus for j in lease_jobs], dtype=np.int64))
+        object.__setattr__(self, "_horizon", max((j.last_due for j in lease_jobs), default=0))
+
+    def with_job(self, job: Job) -> LeaseInput:
+        """This input with ``job`` appended, checked as the constructor checks it.
+
+        Equal, field for field, to ``LeaseInput((*self.jobs, job), ...)``
+        with the same parameters, but the other jobs' lease view is reused:
+        O(N) for the id check and the copies instead of the constructor's
+        O(N P) (admission control adds one candidate at a time to every
+        guaranteed job).
+
+        Parameters
+        ----------
+        job : Job
+            The job to add (a new id, with deadline steps).
+
+        Returns
+        -------
+        LeaseInput
+            The extended input.
+
+        Raises
+        ------
+        InvalidInstanceError
+            As the constructor, naming ``jobs[N]`` (a duplicate id, no
+            deadlines, increasing rewards, too many GPUs, too far ahead).
+
+        Examples
+        --------
+        >>> from scheduling_opt.model import Job, RewardStep
+        >>> a = Job("a", 2, 2, 1800.0, deadlines=(RewardStep(3600.0, 100),))
+        >>> b = Job("b", 1, 1, 600.0, deadlines=(RewardStep(1200.0, 50),))
+        >>> inp = LeaseInput([a], capacity=4, lease_length=1200.0)
+        >>> inp.with_job(b) == LeaseInput([a, b], capacity=4, lease_length=1200.0)
+        True
+        """
+        n = len(self.jobs)
+        if not isinstance(job, Job):
+            raise InvalidInstanceError(f"jobs[{n}]", f"must be a Job, got {job!r:.60}")
+        if any(other.id == job.id for other in self.jobs):
+            raise InvalidInstanceError(f"jobs[{n}].id", f"duplicate job id {job.id!r}")
+        lease_job = _lease_job(job, self, n)
+        out = object.__new__(LeaseInput)
+        for name in ("capacity", "lease_length", "require_all", "round_up", "max_terms"):
+            object.__setattr__(out, name, getattr(self, name))
+        object.__setattr__(out, "jobs", (*self.jobs, job))
+        object.__setattr__(out, "lease_jobs", (*self.lease_jobs, lease_job))
+        object.__setattr__(out, "gpus", np.append(self.gpus, np.int64(lease_job.gpus)))
+        object.__setattr__(out, "_horizon", max(self._horizon, lease_job.last_due))
+        return out
 
     @property
     def horizon(self) -> int:
         """H: the latest reachable deadline, in terms (per-term arrays have this length)."""
-        return max((j.last_due for j in self.lease_jobs), default=0)
+        return self._horizon
 
     @property
     def hopeless(self) -> tuple[str, ...]:

@@ -25,6 +25,8 @@ from scheduling_opt.jsonpath import plain
 
 
 def _check_size(value: object, name: str) -> int:
+    if type(value) is int and value >= 1:  # the common case, checked as below
+        return value
     value = plain(value)  # a numpy integer counts as an int
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInstanceError(name, f"must be an integer >= 1, got {value!r}")

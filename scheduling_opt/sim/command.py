@@ -27,6 +27,7 @@ from scheduling_opt.sim.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
 from scheduling_opt.sim.options import as_options, output_folder, preload_trace
 from scheduling_opt.sim.output import TIME_UNIT, reading, table, write_all
 from scheduling_opt.sim.registry import BASELINES, POLICIES
+from scheduling_opt.sim.semantics import SEMANTICS, with_semantics
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
 from scheduling_opt.sim.synthetic import SyntheticSpec
 from scheduling_opt.sim.workload import BUNDLED, BUNDLED_JOBS
@@ -77,6 +78,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ignore model_info.json (a spread placement runs at full speed)",
     )
+    parser.add_argument(
+        "--start-overhead",
+        type=float,
+        default=0.0,
+        help="work added at each start, x (1 + log2 GPUs) (the Chronus artifact: 0.5 min)",
+    )
+    parser.add_argument(
+        "--arrival-step",
+        type=float,
+        metavar="T",
+        help="policies see arrivals at multiples of T (the Chronus artifact: 5 min)",
+    )
+    parser.add_argument(
+        "--semantics",
+        choices=SEMANTICS,
+        default="default",
+        help="'artifact': the Chronus authors' simulator's rules (docs/simulation.md)",
+    )
     parser.add_argument("--timeline-step", type=float, default=60.0, help="timeline sampling")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -121,8 +140,14 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
             round_length=args.round,
             placement_table=not args.no_placement_table,
             skip=args.skip,
+            start_overhead=args.start_overhead,
+            arrival_step=args.arrival_step,
         )
-    return [replace(first, policy=p, seed=seed) for p in policies for seed in range(seeds)]
+    return [
+        with_semantics(replace(first, policy=p, seed=seed), args.semantics)
+        for p in policies
+        for seed in range(seeds)
+    ]
 
 
 def _progress(quiet: bool, unit: str = "run") -> Callable[[int, int], None] | None:

@@ -72,9 +72,19 @@ class EngineParams:
     first runs at ``1 - share_slowdown``, the second at ``1 -
     host_slowdown``; AntMan §5.1's measurements, sim/sharing.py).
 
-    Validated when built: the costs and ``round_length`` are times on the
-    clock (finite, >= 0, at most ``limits.MAX_TIME``; the round > 0), the
-    slowdowns in [0, 1); an error names the field.
+    ``start_overhead``: work a job owes at each start from pending, the
+    first included, times ``1 + log2 g`` for ``g`` GPUs (the Chronus
+    artifact's checkpoint + resume overhead, 0.1 + 0.4 = 0.5 minutes:
+    ``time_aware_with_lease.py`` lines 35-36, 398-402; a resize pays
+    ``restart_cost`` only). ``arrival_step``: a job submitted at ``t`` is
+    seen by the policy at the first multiple of the step at or after ``t``
+    (the artifact takes arrivals every 5 minutes, lines 1192-1193); its
+    JCT still counts from ``t``. Defaults: off.
+
+    Validated when built: the costs, ``start_overhead``, ``round_length``
+    and ``arrival_step`` are times on the clock (finite, >= 0, at most
+    ``limits.MAX_TIME``; the round and the step > 0), the slowdowns in
+    [0, 1); an error names the field.
 
     Examples
     --------
@@ -89,17 +99,39 @@ class EngineParams:
     round_length: float | None = None
     share_slowdown: float = 0.43
     host_slowdown: float = 0.034
+    start_overhead: float = 0.0
+    arrival_step: float | None = None
 
     def __post_init__(self) -> None:
         # The costs and the round are times on the clock (sim/limits.py);
         # the slowdowns fractions in [0, 1). Errors name the field.
-        for name in ("restart_cost", "preemption_cost"):
+        for name in ("restart_cost", "preemption_cost", "start_overhead"):
             object.__setattr__(self, name, limits.clock(getattr(self, name), name))
         if self.round_length is not None:
             round_length = limits.clock(self.round_length, "round_length", positive=True)
             object.__setattr__(self, "round_length", round_length)
+        if self.arrival_step is not None:
+            step = limits.clock(self.arrival_step, "arrival_step", positive=True)
+            object.__setattr__(self, "arrival_step", step)
         for name in ("share_slowdown", "host_slowdown"):
             object.__setattr__(self, name, limits.fraction(getattr(self, name), name))
+
+
+def arrival_time(submit: float, step: float | None) -> float:
+    """When a job submitted at ``submit`` arrives: the first multiple of ``step`` at or after it.
+
+    Examples
+    --------
+    >>> arrival_time(7.3, 5.0), arrival_time(10.0, 5.0), arrival_time(0.0, 5.0)
+    (10.0, 10.0, 0.0)
+    >>> arrival_time(7.3, None)
+    7.3
+    """
+    if step is None:
+        return submit
+    t = math.ceil(submit / step) * step
+    # Float division may overshoot an exact multiple by one step.
+    return t - step if t - step >= submit else float(t)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +184,7 @@ class Engine:
             speed or SpeedModel(None, cluster.gpus_per_server),
             restart_cost=params.restart_cost,
             preemption_cost=params.preemption_cost,
+            start_overhead=params.start_overhead,
             share_slowdown=params.share_slowdown,
             host_slowdown=params.host_slowdown,
             policy_name=policy.name,
@@ -176,7 +209,7 @@ class Engine:
                 raise PolicyError(
                     f"job {st.job.id!r} needs {st.job.min_gpus} GPUs, the cluster has {total}"
                 )
-            self._push(st.job.submit, ARRIVAL, st.index, 0)
+            self._push(arrival_time(st.job.submit, params.arrival_step), ARRIVAL, st.index, 0)
         for c in capacity_changes:
             if not 0 <= c.server < len(cluster.servers) or c.gpus < 0:
                 raise PolicyError(f"capacity change {c}: no such server or negative GPUs")

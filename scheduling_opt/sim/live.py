@@ -59,6 +59,9 @@ class ClusterState:
         The placement speed model.
     restart_cost, preemption_cost : float
         Stall after each resume or resize, work lost at each preemption.
+    start_overhead : float
+        Work owed at each start from pending (the first included), times
+        ``1 + log2`` of the GPUs it starts on (EngineParams).
     share_slowdown, host_slowdown : float
         The interference model of a shared GPU (sim/sharing.py).
     policy_name : str
@@ -80,11 +83,13 @@ class ClusterState:
         host_slowdown: float,
         policy_name: str,
         schedule: Schedule,
+        start_overhead: float = 0.0,
     ) -> None:
         self.cluster = cluster
         self.speed_model = speed
         self.restart_cost = restart_cost
         self.preemption_cost = preemption_cost
+        self.start_overhead = start_overhead
         self.policy_name = policy_name
         self.schedule = schedule
         self.compute = tuple(s.compute for s in cluster.servers)
@@ -141,15 +146,20 @@ class ClusterState:
         placement: Placement,
         resumed: bool,
         gpus: tuple[Gpu, ...] | None = None,
+        start: bool = True,
     ) -> None:
         """Run ``st`` on ``placement`` from now (GPUs already counted taken in its layer).
 
         ``gpus``: the exact GPUs (checked by the caller); None: the default
         choice of :meth:`~scheduling_opt.sim.sharing.Sharing.pick`.
+        ``start``: a start from pending (it owes the start overhead), not a
+        resize.
         """
         now = self.now
         st.placement = placement
         st.held = sum(g for _, g in placement)
+        if start and self.start_overhead:
+            st.owed += self.start_overhead * (1.0 + math.log2(st.held))
         sharing = self.sharing
         busy, partners = sharing.occupy(
             st, gpus if gpus is not None else sharing.pick(st.layer, placement)
@@ -161,7 +171,7 @@ class ClusterState:
         st.speed = self.speed_of(st.job, placement) * st.factor * st.slow
         st.since = now
         st.stall_until = now + (self.restart_cost if resumed else 0.0)
-        st.end = st.stall_until + (st.job.work - st.done) / st.speed
+        st.end = st.stall_until + (st.job.work + st.owed - st.done) / st.speed
         st.version += 1
         st.status = RUNNING
         if st.first_start != st.first_start:  # nan: the first start
@@ -181,7 +191,7 @@ class ClusterState:
             return
         st.settle(self.now)
         st.speed = self.speed_of(st.job, st.placement) * factor * st.slow
-        st.end = max(self.now, st.stall_until) + (st.job.work - st.done) / st.speed
+        st.end = max(self.now, st.stall_until) + (st.job.work + st.owed - st.done) / st.speed
         st.version += 1
         self.schedule(st.end, st.index, st.version)
 
@@ -197,7 +207,7 @@ class ClusterState:
         st.shared = shared
         st.slow = sharing.factor(st.layer, shared)
         st.speed = self.speed_of(st.job, st.placement) * st.factor * st.slow
-        st.end = max(now, st.stall_until) + (st.job.work - st.done) / st.speed
+        st.end = max(now, st.stall_until) + (st.job.work + st.owed - st.done) / st.speed
         st.version += 1
         self.schedule(st.end, st.index, st.version)
 
@@ -226,7 +236,7 @@ class ClusterState:
     def complete(self, st: JobState) -> None:
         """``st`` finishes now: its GPUs are free, it is reported as finished."""
         st.settle(self.now)
-        st.done = st.job.work
+        st.done = st.job.work + st.owed
         st.finish = self.now
         self.release(st)
         st.placement, st.held, st.end = (), 0, math.inf
@@ -305,7 +315,7 @@ class ClusterState:
             del self.running[st.index]
             self._fits(st, placement, "resize", self.freemap)
             self.freemap.take(placement)
-            self.launch(st, placement, resumed=True)
+            self.launch(st, placement, resumed=True, start=False)
         for index, placement in decision.starts:
             st = self._job(index, "start")
             why = start_error(st, "started")

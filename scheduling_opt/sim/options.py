@@ -29,6 +29,8 @@ OPTIONS: dict[str, str] = {
     "restart_cost": "--restart-cost",
     "preemption_cost": "--preemption-cost",
     "round_length": "--round",
+    "start_overhead": "--start-overhead",
+    "arrival_step": "--arrival-step",
     "skip": "--skip",
     "policy": "--policy",
     "name": "--policy",

@@ -93,10 +93,17 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "search_space",
             "placement_time_limit",
             "placement_table",
+            "placement",
+            "estimate",
+            "admission_check",
+            "term_release",
+            "selection",
+            "queue",
+            "force_short",
         )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)
-        return Chronus(mode=mode, **fixed, **kwargs)
+        return Chronus(mode=mode, **{**fixed, **kwargs})
 
     return make
 

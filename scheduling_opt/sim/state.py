@@ -36,6 +36,7 @@ class JobState:
         "index",
         "job",
         "layer",
+        "owed",
         "placement",
         "preemptions",
         "queued_since",
@@ -63,6 +64,7 @@ class JobState:
         self.speed = 0.0
         self.factor = 1.0  # Decision.rate's speed factor, kept until set again
         self.done = 0.0
+        self.owed = 0.0  # start overheads (EngineParams.start_overhead), work on top of the job's
         self.since = 0.0
         self.stall_until = 0.0
         self.end = math.inf
@@ -85,7 +87,7 @@ class JobState:
         return self.done + self.speed * max(0.0, now - start)
 
     def remaining(self, now: float) -> float:
-        return max(0.0, self.job.work - self.attained(now))
+        return max(0.0, self.job.work + self.owed - self.attained(now))
 
     def service(self, now: float) -> float:
         if self.status != RUNNING:

@@ -124,6 +124,9 @@ class RunConfig:
     inference_servers: int = 0
     inference_gpus: int = 2
     inference_compute: float = 1.0
+    #: The Chronus artifact's start overhead and arrival step (EngineParams).
+    start_overhead: float = 0.0
+    arrival_step: float | None = None
 
     def __post_init__(self) -> None:
         # The model's rules, the simulator's limits (sim/limits.py): a
@@ -158,14 +161,15 @@ class RunConfig:
             ("inference_compute", limits.compute(self.inference_compute, "inference_compute")),
             ("restart_cost", limits.clock(self.restart_cost, "restart_cost")),
             ("preemption_cost", limits.clock(self.preemption_cost, "preemption_cost")),
+            ("start_overhead", limits.clock(self.start_overhead, "start_overhead")),
             ("skip", limits.fraction(self.skip, "skip")),
             ("policy_params", _params(self.policy_params)),
         ):
             set_(self, name, value)
-        if self.round_length is not None:
-            set_(
-                self, "round_length", limits.clock(self.round_length, "round_length", positive=True)
-            )
+        for name in ("round_length", "arrival_step"):
+            value = getattr(self, name)
+            if value is not None:
+                set_(self, name, limits.clock(value, name, positive=True))
         if type(self.placement_table) is not bool:
             raise InvalidInstanceError(
                 "placement_table", f"must be true or false, got {show(self.placement_table)}"
@@ -176,6 +180,9 @@ class RunConfig:
         fields = asdict(self)
         if not self.inference_servers:  # keeps the keys of runs without one
             for key in ("inference_servers", "inference_gpus", "inference_compute"):
+                del fields[key]
+        for key, default in (("start_overhead", 0.0), ("arrival_step", None)):
+            if fields[key] == default:  # the keys of runs without them stay
                 del fields[key]
         text = json.dumps([RESULTS_VERSION, fields], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
@@ -212,7 +219,13 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
         cluster = ClusterSpec(cluster.servers + (lendable,) * config.inference_servers)
     policy = make_policy(config.policy, workload, cluster, dict(config.policy_params))
     table = bundled_table() if config.placement_table else None
-    params = EngineParams(config.restart_cost, config.preemption_cost, config.round_length)
+    params = EngineParams(
+        config.restart_cost,
+        config.preemption_cost,
+        config.round_length,
+        start_overhead=config.start_overhead,
+        arrival_step=config.arrival_step,
+    )
     out = simulate(
         workload,
         cluster,
@@ -237,9 +250,11 @@ def _cached(cache_dir: Path | None, config: RunConfig) -> RunResult | None:
     try:
         with path.open("rb") as f:
             result = pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        # An entry pickled by an older version may lack a field added since
+        # (a slots dataclass then fails on comparison, not on loading).
+        return result if isinstance(result, RunResult) and result.config == config else None
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
         return None  # a damaged or outdated cache entry is simply recomputed
-    return result if isinstance(result, RunResult) and result.config == config else None
 
 
 def _store(cache_dir: Path | None, result: RunResult) -> None:

@@ -311,7 +311,13 @@ def _step_calls() -> list[tuple[str, Callable[[], object], str, str]]:
     ]
 
 
-@pytest.mark.parametrize(("name", "call", "field", "words"), _step_calls(), ids=lambda x: str(x))
+@pytest.mark.parametrize(
+    ("name", "call", "field", "words"),
+    _step_calls(),
+    # Ids from the names only: a lambda's repr holds its address, which
+    # differs between processes (pytest-xdist's workers must agree).
+    ids=[f"{name}-{field}" for name, _call, field, _words in _step_calls()],
+)
 def test_step_functions_name_the_type_they_expect(
     name: str, call: Callable[[], object], field: str, words: str
 ) -> None:

@@ -71,7 +71,19 @@ from scheduling_opt.lease import (
 from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.scaling import TableModel
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policies.chronus_placement import place_jobs
+from scheduling_opt.sim.policies.chronus_artifact import (
+    ACCEPTED,
+    BEST_EFFORT,
+    LOWEST,
+    PASS_STEP,
+    UNACCEPTED,
+    bins,
+    estimate,
+    fill_key,
+    pass_key,
+    pool_place,
+)
+from scheduling_opt.sim.policies.chronus_placement import Placer
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import bundled_table
 from scheduling_opt.solution import Solution, Status
@@ -138,7 +150,7 @@ class Chronus:
         mode: str = "budget",
         lease_length: float = 20.0,
         time_limit: float = 10.0,
-        max_terms: int = 72,
+        max_terms: int | None = 72,
         admission: bool = True,
         admission_time_limit: float = 1.0,
         admission_prove: bool | None = None,
@@ -146,15 +158,31 @@ class Chronus:
         search_space: int = 1000,
         placement_time_limit: float = 0.5,
         placement_table: bool = True,
+        estimate: str = "oracle",
+        admission_check: str = "resolve",
+        term_release: str = "selected",
+        selection: str = "reward",
+        queue: str = "chronus",
+        force_short: bool = False,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be budget, greedy or exact, got {mode!r}")
-        if placement not in ("chronus", "best-fit"):
-            raise ValueError(f"placement must be chronus or best-fit, got {placement!r}")
+        for name, value, allowed in (
+            ("placement", placement, ("chronus", "best-fit", "pool")),
+            ("estimate", estimate, ("oracle", "artifact")),
+            ("admission_check", admission_check, ("resolve", "reserved")),
+            ("term_release", term_release, ("selected", "all")),
+            ("selection", selection, ("reward", "artifact")),
+            ("queue", queue, ("chronus", "artifact")),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if max_terms is not None and (not isinstance(max_terms, int) or max_terms < 1):
+            raise ValueError(f"max_terms must be an int >= 1 or None, got {max_terms!r}")
         self.name = (
             _MODES[mode]
             + ("" if admission else "-no-admission")
-            + ("" if placement == "chronus" else "-best-fit")
+            + {"chronus": "", "best-fit": "-best-fit", "pool": "-pool"}[placement]
         )
         self.mode = mode
         self.lease_length = lease_length
@@ -170,6 +198,26 @@ class Chronus:
         self.search_space = search_space
         self.placement_time_limit = placement_time_limit
         self.table: TableModel | None = bundled_table() if placement_table else None
+        self.estimate = estimate
+        self.admission_check = admission_check
+        self.term_release = term_release
+        self.selection = selection
+        self.queue = queue
+        self.force_short = force_short
+        # The lease charges Eq. (6)'s round-up under Chronus placement, the
+        # artifact's bins under its estimate (the job's GPUs are then binned).
+        self.lease_round_up = self.round_up and estimate == "oracle"
+        self.est: dict[int, int] = {}  # the artifact's estimate per job (on first need)
+        self.deadline: dict[int, float] = {}  # absolute deadline of the artifact's checks
+        # The artifact's queue (queue="artifact"): its classes beyond guaranteed/not.
+        self.lowest: set[int] = set()
+        self.overran: set[int] = set()
+        self.forced: set[int] = set()  # started by force_short this term
+        self.force_accepted: set[int] = set()
+        self.holding: set[int] = set()  # selected at the term start (they hold its lease)
+        self.emergence: dict[int, float] = {}
+        self.arriving: list[JobView] = []
+        self.last_minute = -math.inf
         self.next_term = -math.inf
         self.selected: set[int] = set()
         self.guaranteed: set[int] = set()
@@ -189,31 +237,56 @@ class Chronus:
             "placement_calls": 0,
             "spread_starts": 0,
             "consolidated_moves": 0,
+            "lowest": 0,
+            "overran": 0,
+            "forced": 0,
+            "late_terms": 0,
+            "selection_fallbacks": 0,
         }
         self.load: list[int] = []  # GPUs per term the guaranteed schedule holds
         self.load_origin: float | None = None
         self.admission_seconds = 0.0
         self.placement_seconds = 0.0
         self.placement_max = 0.0
+        self.placer = Placer()
 
     # -- lease terms --------------------------------------------------------
 
     def _charged(self, gpus: int) -> int:
+        if self.estimate == "artifact":
+            return bins(gpus)
         return round_up_gpus(gpus) if self.round_up else gpus
+
+    def _cap(self, terms: int) -> int:
+        return terms if self.max_terms is None else min(terms, self.max_terms)
+
+    def _estimate(self, st: JobView) -> int:
+        """The artifact's running-time estimate of ``st`` (computed once per job)."""
+        est = self.est.get(st.index)
+        if est is None:
+            est = self.est[st.index] = estimate(st.job.work, st.job.gpus, self.lease_length)
+        return est
+
+    def _remaining(self, st: JobView, now: float) -> float:
+        """The lease's remaining work: the trace's (an oracle), or the estimate less the time run."""
+        if self.estimate == "artifact":
+            return max(self._estimate(st) - st.attained(now), 1e-9)
+        return max(st.remaining(now), 1e-9)
 
     def _lease_job(self, st: JobView, now: float, origin: float) -> Job | None:
         """The job in the lease model from ``origin``, or None when no deadline is reachable."""
         steps = [(t - origin, v) for t, v in st.job.deadlines if t > origin]
-        remaining = max(st.remaining(now), 1e-9)
+        remaining = self._remaining(st, now)
         need = math.ceil(remaining / self.lease_length)
-        if not steps or min(math.floor(steps[-1][0] / self.lease_length), self.max_terms) < need:
+        if not steps or self._cap(math.floor(steps[-1][0] / self.lease_length)) < need:
             return None
-        return Job(
+        gpus = bins(st.job.gpus) if self.estimate == "artifact" else st.job.gpus
+        # Trusted: the SimJob was validated; steps after origin are finite and > 0.
+        return Job._trusted(
             str(st.index),
-            st.job.gpus,
-            st.job.gpus,
+            gpus,
             remaining,
-            deadlines=tuple(RewardStep(t, v) for t, v in steps),
+            tuple(RewardStep._trusted(t, v) for t, v in steps),
         )
 
     def _admit(self, view: View, origin: float, *, quick: bool) -> None:
@@ -223,26 +296,58 @@ class Chronus:
         schedule (``self.load``) leaves, O(H); only when it does not fit
         there, the full check over every guaranteed job.
         """
+        self._admit_jobs(view, view.arrived, origin, quick=quick)
+
+    def _admit_jobs(
+        self, view: View, arrived: Sequence[JobView], origin: float, *, quick: bool
+    ) -> None:
         started = time.perf_counter()
         now, capacity = view.now, sum(view.capacity)
         current: list[Job] | None = None
-        for st in sorted(view.arrived, key=lambda s: s.index):
+        base: LeaseInput | None = None
+        reserved = self.admission_check == "reserved"
+        if reserved and self.load_origin is None:
+            self.load, self.load_origin = [], origin  # nothing reserved yet
+        failed = False  # a job of this batch was refused (reserved check)
+        for st in sorted(arrived, key=lambda s: s.index):
             if not st.job.slo:
                 continue
             candidate = self._lease_job(st, now, origin)
             admitted = False
-            if candidate is not None and quick and self._fits(candidate, origin, capacity):
+            if reserved:
+                # The first deadline must lie after the first term it can hold.
+                # A refused job stays in the artifact's check for the rest of its
+                # batch (process_unaccepted_jobs trims only its own copies of the
+                # lists, lines 1251-1258), where it fails again and so refuses
+                # every later job of the batch (solver.py 291).
+                admitted = (
+                    not failed
+                    and candidate is not None
+                    and st.job.deadlines[0][0] > origin
+                    and self._fits(candidate, origin, capacity, first=True)
+                )
+                failed = failed or not admitted
+            elif candidate is not None and quick and self._fits(candidate, origin, capacity):
                 admitted = True
                 self.counts["admitted_quick"] += 1
             elif candidate is not None:
-                if current is None:
+                if current is None or base is None:
                     current = self._guaranteed_jobs(view, origin)
+                    # Built once per call, extended by each admission (LeaseInput.with_job).
+                    base = LeaseInput(
+                        tuple(current),
+                        capacity,
+                        self.lease_length,
+                        require_all=True,
+                        round_up=self.lease_round_up,
+                        max_terms=self.max_terms,
+                    )
                 verdict = admit_jobs(
-                    current,
+                    base,
                     candidate,
                     capacity,
                     self.lease_length,
-                    round_up=self.round_up,
+                    round_up=self.lease_round_up,
                     max_terms=self.max_terms,
                     time_limit=self.admission_time_limit,
                     prove=self.admission_prove,
@@ -256,7 +361,13 @@ class Chronus:
                 self.guaranteed.add(st.index)
                 if current is not None:
                     current.append(candidate)
+                if base is not None:
+                    base = base.with_job(candidate)
                 self.counts["admitted"] += 1
+                # The artifact's deadline of an admitted job: the last step's,
+                # down to a term boundary (lines 1367-1368).
+                last = st.job.deadlines[-1][0]
+                self.deadline[st.index] = math.floor(last / self.lease_length) * self.lease_length
             else:
                 self.counts["rejected"] += 1
         self.admission_seconds += time.perf_counter() - started
@@ -274,26 +385,37 @@ class Chronus:
         self, terms: Mapping[str, Sequence[int]], jobs: Sequence[Job], origin: float
     ) -> None:
         """The GPUs per term that a schedule of the guaranteed jobs holds, from ``origin``."""
-        gpus = {job.id: self._charged(job.max_gpus) for job in jobs}
-        load = [0] * (self.max_terms + 2)
+        gpus = {job.id: self._lease_charge(job) for job in jobs}
+        size = self.max_terms + 2 if self.max_terms is not None else 2
+        load = [0] * size
         for job_id, held in terms.items():
             for k in held:
+                if k >= len(load):
+                    load.extend([0] * (k + 1 - len(load)))
                 load[k] += gpus[job_id]
         self.load, self.load_origin = load, origin
 
-    def _fits(self, job: Job, origin: float, capacity: int) -> bool:
+    def _lease_charge(self, job: Job) -> int:
+        """GPUs the lease charges a lease job (its GPUs are already binned under the estimate)."""
+        return round_up_gpus(job.max_gpus) if self.lease_round_up else job.max_gpus
+
+    def _fits(self, job: Job, origin: float, capacity: int, *, first: bool = False) -> bool:
         """Add ``job`` to the guaranteed schedule in the latest terms with room before its last deadline.
 
         The guaranteed schedule plus these terms is a schedule meeting a
         deadline of every job: admission proven without a new search.
+        ``first``: before its first deadline (the artifact's check).
         """
         if self.load_origin is None:
             return False
         shift = round((origin - self.load_origin) / self.lease_length)
         need = math.ceil(job.duration / self.lease_length)
-        due = min(math.floor(job.deadlines[-1].time / self.lease_length), self.max_terms)
-        gpus = self._charged(job.max_gpus)
+        step = job.deadlines[0] if first else job.deadlines[-1]
+        due = self._cap(math.floor(step.time / self.lease_length))
+        gpus = self._lease_charge(job)
         load = self.load
+        if shift + due > len(load):
+            load.extend([0] * (shift + due - len(load)))
         picked = [shift + k for k in range(due - 1, -1, -1) if load[shift + k] + gpus <= capacity][
             :need
         ]
@@ -337,8 +459,9 @@ class Chronus:
             tuple(jobs),
             capacity=sum(view.capacity),
             lease_length=self.lease_length,
-            round_up=self.round_up,
+            round_up=self.lease_round_up,
             max_terms=self.max_terms,
+            require_all=self.selection == "artifact",
         )
         hint = hint_terms(self.last) if self.last is not None else None
         started = time.perf_counter()
@@ -352,6 +475,20 @@ class Chronus:
                 self.fallbacks += 1
                 if sol.decision is None or (fallback.objective or 0.0) > (sol.objective or 0.0):
                     sol = fallback
+        if sol.decision is None and inp.require_all:
+            # Not every guaranteed job can keep a level: the artifact falls
+            # back to a greedy selection (lines 912-957); ours keeps the most.
+            self.counts["selection_fallbacks"] += 1
+            sol = greedy(
+                LeaseInput(
+                    inp.jobs,
+                    inp.capacity,
+                    inp.lease_length,
+                    round_up=inp.round_up,
+                    max_terms=inp.max_terms,
+                ),
+                hint=hint,
+            )
         self.solver_seconds += time.perf_counter() - started
         if sol.status is Status.OPTIMAL:
             self.proven += 1
@@ -361,14 +498,62 @@ class Chronus:
         self.rewards.append(
             (sol.objective or 0.0, sol.bound if sol.bound is not None else math.nan)
         )
-        self.selected = {int(j) for j in decision.run_now} if decision is not None else set()
-        if self.admission and decision is not None:
+        if decision is None:
+            self.selected = set()
+            return
+        kept = {j: t for j, t in decision.terms.items() if decision.levels[j] is not None}
+        if self.selection == "artifact" and self._unguaranteed_wait(view):
+            kept = self._late(inp, decision, kept)
+        self.selected = {int(j) for j, t in kept.items() if t and t[0] == 0}
+        if self.admission:
             for job_id, level in decision.levels.items():
                 if level is None:
                     self.guaranteed.discard(int(job_id))
                     self.counts["demoted"] += 1
-            kept = {j: t for j, t in decision.terms.items() if decision.levels[j] is not None}
             self._set_load(kept, jobs, now)
+
+    def _unguaranteed_wait(self, view: View) -> bool:
+        """Whether an unguaranteed SLO job waits or runs (the artifact then minimizes term 0)."""
+        return any(
+            st.job.slo and self._cls(i, st) == UNACCEPTED
+            for jobs in (view.pending, view.running)
+            for i, st in jobs.items()
+        )
+
+    def _late(
+        self, inp: LeaseInput, decision: LeaseDecision, terms: Mapping[str, tuple[int, ...]]
+    ) -> dict[str, tuple[int, ...]]:
+        """The selection with the fewest GPUs in term 0 that keeps every level (a greedy).
+
+        The artifact's MILP minimizes the first term's GPUs while
+        unguaranteed SLO jobs wait (lines 769-772, ``solver.py`` 372-374):
+        here each job holding term 0, latest deadline first, moves that term
+        to the latest term before its deadline with room. O(N H).
+        """
+        info = {job.id: job for job in inp.lease_jobs}
+        held = {j: list(t) for j, t in terms.items()}
+        due = {
+            j: next(lv.due for lv in info[j].levels if lv.index == decision.levels[j]) for j in held
+        }
+        load = [0] * (max(due.values(), default=0) + 1)
+        for j, t in held.items():
+            for k in t:
+                load[k] += info[j].gpus
+        for j in sorted(
+            (j for j, t in held.items() if t and t[0] == 0), key=lambda j: (-due[j], j)
+        ):
+            t, g = held[j], info[j].gpus
+            have = set(t)
+            for k in range(due[j] - 1, 0, -1):
+                if k not in have and load[k] + g <= inp.capacity:
+                    t.pop(0)
+                    load[0] -= g
+                    load[k] += g
+                    t.append(k)
+                    t.sort()
+                    self.counts["late_terms"] += 1
+                    break
+        return {j: tuple(t) for j, t in held.items()}
 
     def stats(self) -> dict[str, float]:
         """Counters of the run: terms, solver, admission and placement seconds and counts."""
@@ -383,6 +568,7 @@ class Chronus:
             "admission_seconds": self.admission_seconds,
             "placement_seconds": self.placement_seconds,
             "placement_max_seconds": self.placement_max,
+            "placement_stopped": float(self.placer.stopped),
         }
         out.update({k: float(v) for k, v in self.counts.items()})
         return out
@@ -398,6 +584,8 @@ class Chronus:
         return (2.0, st.remaining(now), float(st.index))
 
     def decide(self, view: View) -> Decision:
+        if self.queue == "artifact":
+            return self._decide_artifact(view)
         now = view.now
         boundary = now >= self.next_term - 1e-9
         if self.admission and view.arrived:
@@ -418,7 +606,11 @@ class Chronus:
                 )
                 - view.free_total
             )
-            if need > 0:
+            if self.term_release == "all":
+                # Every running job the term does not hold is released (the
+                # artifact's lines 792-816); the next call restarts them by priority.
+                preempt = [i for i in view.running if i not in self.selected]
+            elif need > 0:
                 victims = sorted(
                     (st for i, st in view.running.items() if i not in self.selected),
                     key=lambda st: (st.job.slo, -st.remaining(now), -st.index),
@@ -440,13 +632,277 @@ class Chronus:
                 break
             if st.index in placed:
                 continue
-            placement = plan.place(st.job.gpus)
+            placement = self._place_one(plan, st.job.gpus)
             if placement is not None:
                 plan.take(placement)
                 starts.append((st.index, placement))
         moves = self._consolidate(view, plan, {i for i, _ in starts}) if self.spread else ()
         wake = self.next_term if (view.pending or view.running) else None
         return Decision(starts=tuple(starts), resize=moves, wake_at=wake)
+
+    def _place_one(self, plan: FreeMap, gpus: int) -> Placement | None:
+        """The simulator's default placement, or any free GPUs under ``placement="pool"``."""
+        return pool_place(plan, gpus) if self.placement == "pool" else plan.place(gpus)
+
+    # -- the artifact's queue (queue="artifact") ------------------------------
+
+    def _cls(self, index: int, st: JobView) -> int:
+        """The artifact's queue class of a job (``queue_priority``, lines 24-27)."""
+        if index in self.lowest:
+            return LOWEST
+        if index in self.overran:
+            return UNACCEPTED
+        if not st.job.slo:
+            return BEST_EFFORT
+        if index in self.guaranteed or index in self.force_accepted:
+            return ACCEPTED
+        return UNACCEPTED
+
+    def _due(self, index: int, st: JobView) -> float:
+        """The deadline the artifact checks: an admitted job's last step down to a term, else the first."""
+        got = self.deadline.get(index)
+        return got if got is not None else st.job.deadlines[0][0]
+
+    def _emergence(self, index: int, st: JobView, now: float) -> float:
+        """The artifact's urgency (lines 494-497): minus remaining estimate or slack, times GPUs."""
+        cls = self._cls(index, st)
+        est = self._estimate(st)
+        done = st.attained(now)
+        if cls in (BEST_EFFORT, UNACCEPTED):
+            return -(est - done) * st.job.gpus
+        return -(self._due(index, st) - now - est + done) * st.job.gpus
+
+    def _demote(self, index: int, st: JobView, now: float) -> None:
+        """An SLO job that cannot meet its deadline even if run now joins the lowest class.
+
+        By the trace's remaining duration (lines 487-488, 528-529).
+        """
+        late = st.job.slo and self._due(index, st) < now + st.job.work - st.attained(now)
+        if late and index not in self.lowest:
+            self.lowest.add(index)
+            self.guaranteed.discard(index)
+            self.force_accepted.discard(index)
+            self.counts["lowest"] += 1
+
+    def _decide_artifact(self, view: View) -> Decision:
+        """The artifact's minute loop (lines 1158-1211) over the engine's view.
+
+        At whole minutes only: at a term boundary (multiples of T_l) the
+        selection and the release; every 5 minutes the arrivals' admission
+        and the pending pass; every odd minute the fill. Between minutes,
+        and at a second call in the same minute (the engine calls again
+        after preemptions), nothing: a timer wakes the policy at the next
+        minute while jobs wait.
+        """
+        now = view.now
+        self.arriving.extend(view.arrived)
+        minute = math.floor(now + 1e-9)
+        waiting = bool(view.pending or view.running or self.arriving)
+        if abs(now - minute) > 1e-9 or minute == self.last_minute:
+            return Decision(wake_at=minute + 1 if waiting else None)
+        self.last_minute = minute
+        length = self.lease_length
+        plan = view.plan()
+        preempt: list[int] = []
+        starts: list[tuple[int, Placement]] = []
+        # Jobs submitted since the last 5-minute pass are not in its queue yet.
+        unseen = {st.index for st in self.arriving}
+        pending = {i: st for i, st in view.pending.items() if i not in unseen}
+        running: dict[int, JobView] = dict(view.running)
+        boundary = abs(minute / length - round(minute / length)) < 1e-9
+        if boundary or minute % PASS_STEP == 0:
+            self._check_overrun(running, now, boundary)
+        if boundary:
+            self._select(view)
+            self.next_term = minute + length
+            self.holding = set(self.selected)
+            self.forced.clear()
+            release = [
+                i for i in running if i not in self.selected and (self.term_release == "all")
+            ]
+            for i in release:
+                st = running.pop(i)
+                preempt.append(i)
+                plan.give(st.placement)
+                pending[i] = st
+            for i in sorted(self.selected):
+                waiting_job = pending.get(i)
+                if waiting_job is None:
+                    continue
+                placement = self._make_room(plan, waiting_job, running, pending, preempt)
+                if placement is not None:
+                    plan.take(placement)
+                    starts.append((i, placement))
+                    del pending[i]
+        if minute % PASS_STEP == 0:
+            arrived, self.arriving = self.arriving, []
+            if self.admission and arrived:
+                origin = (math.floor(minute / length + 1e-9) + 1) * length
+                self._admit_jobs(view, arrived, origin, quick=True)
+            pending.update((st.index, st) for st in arrived if st.index in view.pending)
+            self._pending_pass(plan, now, pending, running, preempt, starts)
+        if minute % 2 == 1:
+            order = sorted(
+                pending.items(),
+                key=lambda it: fill_key(
+                    self._cls(*it), self.emergence.get(it[0], 0.0), it[1].job.submit, it[0]
+                ),
+            )
+            self._take(plan, order, pending, starts)
+        waiting = bool(pending or running or starts or self.arriving)
+        return Decision(
+            preempt=tuple(preempt),
+            starts=tuple(starts),
+            wake_at=minute + 1 if waiting else None,
+        )
+
+    def _check_overrun(self, running: Mapping[int, JobView], now: float, boundary: bool) -> None:
+        """A job that ran past its estimate is unguaranteed and first in the pass (lines 412-417)."""
+        for i, st in running.items():
+            if i in self.overran or not (boundary or i not in self.holding):
+                continue
+            if st.executed(now) >= self._estimate(st):
+                self.overran.add(i)
+                self.guaranteed.discard(i)
+                self.force_accepted.discard(i)
+                self.counts["overran"] += 1
+
+    def _make_room(
+        self,
+        plan: FreeMap,
+        st: JobView,
+        running: dict[int, JobView],
+        pending: dict[int, JobView],
+        preempt: list[int],
+    ) -> Placement | None:
+        """A place for a selected job, releasing opportunistic jobs if it has none (lowest first)."""
+        placement = self._place_one(plan, st.job.gpus)
+        if placement is not None or self.term_release == "all":
+            return placement
+        victims = sorted(
+            (v for i, v in running.items() if i not in self.holding),
+            key=lambda v: pass_key(
+                v.index in self.overran,
+                self._cls(v.index, v),
+                self.emergence.get(v.index, 0.0),
+                v.job.submit,
+                v.index,
+            ),
+            reverse=True,
+        )
+        for v in victims:
+            if plan.total_free >= st.job.gpus:
+                break
+            running.pop(v.index)
+            preempt.append(v.index)
+            plan.give(v.placement)
+            pending[v.index] = v
+        return self._place_one(plan, st.job.gpus)
+
+    def _pending_pass(
+        self,
+        plan: FreeMap,
+        now: float,
+        pending: dict[int, JobView],
+        running: dict[int, JobView],
+        preempt: list[int],
+        starts: list[tuple[int, Placement]],
+    ) -> None:
+        """The artifact's 5-minute pass (lines 446-601): force, demote, rank, run."""
+        if self.force_short:
+            self._force(now, pending, running, sum(plan.capacity))
+        for i, st in pending.items():
+            self._demote(i, st, now)
+            self.emergence[i] = self._emergence(i, st, now)
+        forced = [(i, st) for i, st in pending.items() if i in self.forced]
+        need = sum(st.job.gpus for _, st in forced)
+        if need > plan.total_free:
+            victims = [
+                (i, st)
+                for i, st in running.items()
+                if i not in self.holding and i not in self.forced
+            ]
+            for i, st in victims:
+                self._demote(i, st, now)
+                self.emergence[i] = self._emergence(i, st, now)
+            victims.sort(key=lambda it: self._pass_key(*it), reverse=True)
+            for i, st in victims:
+                if need <= plan.total_free:
+                    break
+                running.pop(i)
+                preempt.append(i)
+                plan.give(st.placement)
+                pending[i] = st
+        for i, st in forced:
+            placement = self._place_one(plan, st.job.gpus)
+            if placement is not None:
+                plan.take(placement)
+                starts.append((i, placement))
+                del pending[i]
+        order = sorted(pending.items(), key=lambda it: self._pass_key(*it))
+        self._take(plan, order, pending, starts)
+
+    def _pass_key(self, i: int, st: JobView) -> tuple[float, ...]:
+        return pass_key(
+            i in self.overran, self._cls(i, st), self.emergence.get(i, 0.0), st.job.submit, i
+        )
+
+    def _take(
+        self,
+        plan: FreeMap,
+        order: Sequence[tuple[int, JobView]],
+        pending: dict[int, JobView],
+        starts: list[tuple[int, Placement]],
+    ) -> None:
+        """Start the jobs of ``order`` that fit the free GPUs, in order, skipping those that do not."""
+        for i, st in order:
+            if plan.total_free == 0:
+                break
+            if st.job.gpus > plan.total_free:
+                continue
+            placement = self._place_one(plan, st.job.gpus)
+            if placement is not None:
+                plan.take(placement)
+                starts.append((i, placement))
+                del pending[i]
+
+    def _force(
+        self,
+        now: float,
+        pending: Mapping[int, JobView],
+        running: Mapping[int, JobView],
+        total: int,
+    ) -> None:
+        """Unguaranteed jobs that can finish within the term run at once (lines 455-478).
+
+        By the trace's remaining duration, smallest remaining x GPUs first,
+        on the GPUs that the term's selection and the jobs forced so far
+        leave; one submitted in this term or the last becomes guaranteed.
+        """
+        left = self.next_term - now
+        held = sum(
+            st.job.gpus for i, st in running.items() if i in self.holding or i in self.forced
+        )
+        held += sum(st.job.gpus for i, st in pending.items() if i in self.forced)
+        spot = total - held
+        candidates = [
+            (max(st.job.work - st.attained(now), 0.0) * st.job.gpus, i, st)
+            for i, st in pending.items()
+            if i not in self.forced
+            and self._cls(i, st) == UNACCEPTED
+            and st.job.work - st.attained(now) <= left
+        ]
+        candidates.sort(key=lambda c: (c[0], c[1]))
+        for _, i, st in candidates:
+            if st.job.gpus <= spot:
+                spot -= st.job.gpus
+                self.forced.add(i)
+                self.counts["forced"] += 1
+                if (
+                    st.job.submit >= self.next_term - 2 * self.lease_length
+                    and i not in self.overran
+                ):
+                    self.force_accepted.add(i)
 
     def _consolidate(
         self, view: View, plan: FreeMap, starting: set[int]
@@ -494,7 +950,7 @@ class Chronus:
         selected = [st for st in chosen if st.index in self.selected]
         rest = [st for st in chosen if st.index not in self.selected]
         if selected:
-            got = place_jobs(
+            got = self.placer.place(
                 plan.capacity, plan.free, [st.job for st in selected], method="round-up", table=None
             )
             for st, placement in zip(selected, got, strict=True):
@@ -504,7 +960,7 @@ class Chronus:
                     plan.take(placement)
                     starts.append((st.index, placement))
         if rest:
-            got = place_jobs(
+            got = self.placer.place(
                 plan.capacity,
                 plan.free,
                 [st.job for st in rest],

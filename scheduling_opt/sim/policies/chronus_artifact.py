@@ -1,0 +1,168 @@
+"""The Chronus authors' simulator's semantics, as named options of the ``chronus`` policy.
+
+The artifact released with Chronus (SoCC '21; ``../shared/peers/chronus-artifact``,
+``code/alg/scheduler/time_aware_with_lease.py`` unless a file is named) runs
+Chronus with rules that differ from ours. Each rule here is one option of
+:class:`~scheduling_opt.sim.policies.chronus.Chronus`, pointed to in the
+artifact's code; :data:`ARTIFACT_POLICY` sets them all (with the engine's
+options in :mod:`scheduling_opt.sim.semantics`). This module holds the
+pieces the options share: the estimate, the GPU bins, the queue classes and
+their two orders, and the pool placement. Nothing here is the artifact's
+code: each is a rule read from it and written again.
+
+- ``estimate="artifact"``: a job's lease work is its estimate
+  ``int(duration (1 + (1 + log2 g) 0.5 / T_l) 1.1)`` (lines 1328-1329) less
+  the time it has run, and it is charged ``g`` rounded to 1, 2, 4, 8 or
+  itself above 8 (:func:`bins`, lines 83-87, ``solver.py`` 7-8): instead of
+  the trace's remaining duration (an oracle) and Eq. (6)'s round-up.
+- ``admission="reserved"``: an arriving SLO job is admitted when it fits,
+  latest terms first, before its *first* deadline in the terms the
+  guaranteed jobs leave (``solver.py`` 262-293: the packing visits each job
+  once, at its smallest slack, the first deadline; the binary search of
+  lines 1219-1249 then never finds a larger window, its lower end being the
+  last deadline's); no re-solve. Its deadline becomes the last step's,
+  rounded down to a term boundary (1367-1368).
+- ``term_release="all"``: every term boundary releases every running job
+  that the term's selection does not hold (792-816); they restart by the
+  queue order, paying the engine's start overhead (595-601, 1005-1011).
+- ``selection="artifact"``: every guaranteed job must keep a deadline level
+  (``solver.py`` 394-406, an equality per job); while unguaranteed SLO jobs
+  wait, the selected jobs' terms lie as late as their levels allow, so that
+  the term holds the fewest GPUs (the adaptive objective, 769-772 and
+  ``solver.py`` 372-374).
+- ``queue="artifact"``: the classes of the artifact's queue (guaranteed,
+  unguaranteed, best effort, lowest: 24-27) and its passes: at whole
+  minutes only; terms on multiples of T_l; arrivals and the pending pass
+  every 5 minutes (1192-1200), ordered by :func:`pass_key` (46-49: jobs
+  that overran their estimate first, then best-effort and unguaranteed jobs
+  together by smallest remaining estimate x GPUs, then guaranteed jobs by
+  smallest slack x GPUs, then the lowest); the fill of every odd minute
+  (1202-1203, 1137-1155) by :func:`fill_key` (ascending class: lowest
+  first). An SLO job that can no longer meet its deadline (the trace's
+  remaining duration, 487-488) joins the lowest class; a job that ran past
+  its estimate becomes unguaranteed and first in the pass (412-417).
+- ``force_short=True``: an unguaranteed pending job that can finish (by the
+  trace's duration) before the term ends is started at once on the GPUs the
+  term's selection leaves, smallest first, preempting opportunistic jobs
+  (455-478, 504-573).
+- ``placement="pool"``: a job starts whenever enough GPUs are free anywhere
+  (the artifact's placement splits a job over any servers,
+  ``alg/placement/greedy.py`` 78-170, and the progress model ignores the
+  split, ``compute_progress`` returns 1.0, lines 58-59).
+
+Cost: every helper is O(1) per job but :func:`pool_place` (O(servers)).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scheduling_opt.sim.cluster import FreeMap, Placement
+
+__all__ = [
+    "ACCEPTED",
+    "ARTIFACT_POLICY",
+    "BEST_EFFORT",
+    "LOWEST",
+    "UNACCEPTED",
+    "bins",
+    "estimate",
+    "fill_key",
+    "pass_key",
+    "pool_place",
+]
+
+#: The artifact's queue classes (``queue_priority``, lines 24-27).
+LOWEST, ACCEPTED, UNACCEPTED, BEST_EFFORT = -1, 0, 1, 2
+#: Checkpoint + resume overhead per start, minutes (lines 35-36).
+START_OVERHEAD = 0.5
+#: Minutes between the artifact's arrival and pending passes (``BEST_SLOT``).
+PASS_STEP = 5
+#: The policy options that make ``chronus`` run by the artifact's rules.
+ARTIFACT_POLICY: dict[str, object] = {
+    "placement": "pool",
+    "placement_table": False,
+    "estimate": "artifact",
+    "admission_check": "reserved",
+    "term_release": "all",
+    "selection": "artifact",
+    "queue": "artifact",
+    "force_short": True,
+    "max_terms": None,
+}
+
+
+def bins(gpus: int) -> int:
+    """The GPUs the artifact's lease charges a job: 3-4 -> 4, 5-7 -> 8, others as asked.
+
+    Examples
+    --------
+    >>> [bins(g) for g in (1, 2, 3, 4, 5, 7, 8, 12)]
+    [1, 2, 4, 4, 8, 8, 8, 12]
+    """
+    if gpus in (3, 4):
+        return 4
+    if 5 <= gpus <= 7:
+        return 8
+    return gpus
+
+
+def estimate(duration: float, gpus: int, lease_length: float) -> int:
+    """The artifact's running-time estimate: ``int(duration (1 + (1 + log2 g) 0.5 / T_l) 1.1)``.
+
+    Examples
+    --------
+    A 100-minute job of 4 GPUs with 20-minute terms: 100 x (1 + 3 x 0.5 / 20)
+    x 1.1 = 118.25, truncated.
+
+    >>> estimate(100.0, 4, 20.0)
+    118
+    """
+    coef = 1.0 + (1.0 + math.log2(gpus)) * START_OVERHEAD / lease_length
+    return int(duration * coef * 1.1)
+
+
+def pass_key(
+    overran: bool, cls: int, emergence: float, submit: float, index: int
+) -> tuple[float, ...]:
+    """Ascending sort key of the 5-minute pass (the artifact sorts ``best_func`` descending).
+
+    Jobs that overran their estimate first; then best-effort and
+    unguaranteed jobs together; then guaranteed ones; then the lowest. In a
+    class, the larger ``emergence`` (minus remaining estimate x GPUs, or
+    minus slack x GPUs) first, then the later submission.
+    """
+    return (-float(overran), -float(min(cls, UNACCEPTED)), -emergence, -submit, index)
+
+
+def fill_key(cls: int, emergence: float, submit: float, index: int) -> tuple[float, ...]:
+    """Ascending sort key of the odd-minute fill: the lowest class first, smallest emergence first."""
+    return (float(cls), emergence, submit, index)
+
+
+def pool_place(plan: FreeMap, gpus: int) -> Placement | None:
+    """Any free GPUs for ``gpus``: the default rule if it finds a place, else the fullest servers.
+
+    The artifact's placement never leaves a job waiting while enough GPUs
+    are free in the cluster (it splits the job, ``greedy.py`` 139-168).
+
+    Examples
+    --------
+    >>> plan = FreeMap([8, 8])
+    >>> plan.take(((0, 5), (1, 5)))
+    >>> pool_place(plan, 6)
+    ((0, 3), (1, 3))
+    """
+    placement = plan.place(gpus)
+    if placement is not None or gpus > plan.total_free:
+        return placement
+    out: dict[int, int] = {}
+    need = gpus
+    for k in range(plan.kmax, 0, -1):
+        for s in plan.levels[k]:
+            g = min(need, k)
+            out[s] = g
+            need -= g
+            if need == 0:
+                return tuple(sorted(out.items()))
+    return None

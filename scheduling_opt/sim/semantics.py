@@ -1,0 +1,69 @@
+"""Named simulator semantics: ours (``default``) and the Chronus authors' simulator's (``artifact``).
+
+Our simulator and the simulator released with Chronus (SoCC '21,
+``../shared/peers/chronus-artifact``) differ in rules that move the results
+(docs/reproduction.md, "Parity with the authors' simulator"). Each rule of
+the artifact is a named option, of the engine (:class:`~scheduling_opt.sim.sweep.RunConfig`:
+``placement_table``, ``start_overhead``, ``arrival_step``, ``round_length``)
+or of the ``chronus`` policies
+(:data:`~scheduling_opt.sim.policies.chronus_artifact.ARTIFACT_POLICY`, documented
+in :mod:`~scheduling_opt.sim.policies.chronus_artifact`); :func:`with_semantics`
+sets all of them at once. Lines are in the artifact's
+``code/alg/scheduler/time_aware_with_lease.py``:
+
+- ``placement_table=False``: no placement slowdown (``compute_progress``
+  returns 1.0, lines 58-59);
+- ``start_overhead=0.5``: each start, the first included, adds 0.5 x
+  (1 + log2 g) minutes of work (lines 35-36, 398-402, 1005-1011);
+- ``arrival_step=5``: arrivals are taken every 5 minutes (1192-1193);
+- ``round_length=1``: time advances a minute at a time (1158-1211).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.sim.policies.chronus_artifact import ARTIFACT_POLICY
+from scheduling_opt.sim.sweep import RunConfig
+
+__all__ = ["ARTIFACT_ENGINE", "SEMANTICS", "with_semantics"]
+
+#: The engine options of the artifact's semantics (RunConfig fields).
+ARTIFACT_ENGINE: dict[str, Any] = {
+    "placement_table": False,
+    "start_overhead": 0.5,
+    "arrival_step": 5.0,
+    "round_length": 1.0,
+}
+#: The known semantics.
+SEMANTICS = ("default", "artifact")
+
+
+def with_semantics(config: RunConfig, semantics: str) -> RunConfig:
+    """``config`` under the named semantics (``default``: unchanged).
+
+    ``artifact`` sets the engine options above and, for a ``chronus*``
+    policy, the policy options of
+    :data:`~scheduling_opt.sim.policies.chronus_artifact.ARTIFACT_POLICY`;
+    parameters the configuration already names win over the preset's.
+
+    Examples
+    --------
+    >>> c = with_semantics(RunConfig("chronus"), "artifact")
+    >>> c.start_overhead, c.arrival_step, dict(c.policy_params)["queue"]
+    (0.5, 5.0, 'artifact')
+    >>> with_semantics(RunConfig("edf"), "artifact").policy_params
+    ()
+    """
+    if semantics == "default":
+        return config
+    if semantics != "artifact":
+        raise InvalidInstanceError(
+            "--semantics", f"must be one of {', '.join(SEMANTICS)}, got {semantics!r}"
+        )
+    params = dict(config.policy_params)
+    if config.policy.startswith("chronus"):
+        params = {**ARTIFACT_POLICY, **params}
+    return replace(config, **ARTIFACT_ENGINE, policy_params=tuple(sorted(params.items())))

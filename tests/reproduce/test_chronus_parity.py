@@ -1,0 +1,167 @@
+"""The ``chronus`` options of the artifact's semantics, on hand-computed workloads (issue 23).
+
+Each option is one rule of the Chronus authors' simulator
+(``sim/policies/chronus_artifact.py`` names its lines); each test runs a
+few jobs on one 8-GPU server with 20-minute terms and checks what the rule
+decides against values computed by hand in the comments, beside what our
+default does.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduling_opt.sim import ClusterSpec, EngineParams, SimJob, Workload, simulate
+from scheduling_opt.sim.policies.chronus import Chronus
+from scheduling_opt.sim.policies.chronus_artifact import bins, estimate
+from tests.sim.helpers import by_id
+
+
+def _slo(name: str, gpus: int, work: float, deadline: float, submit: float = 0.0) -> SimJob:
+    return SimJob(name, submit, gpus, work, deadlines=((deadline, 100.0),), job_type="strict")
+
+
+def _run(
+    jobs: list[SimJob], policy: Chronus, **engine: float
+) -> dict[str, tuple[float, float, int]]:
+    out = simulate(
+        Workload.of(jobs, "t"), ClusterSpec.uniform(1, 8), policy, params=EngineParams(**engine)
+    )
+    return by_id(out)
+
+
+def test_bins_and_estimate_by_hand() -> None:
+    # convert_to_bin: 3, 4 -> 4; 5..7 -> 8; above 8 unchanged.
+    assert [bins(g) for g in range(1, 13)] == [1, 2, 4, 4, 8, 8, 8, 8, 9, 10, 11, 12]
+    # duration x (1 + (1 + log2 g) x 0.5 / 20) x 1.1, truncated:
+    # 19 x 1.025 x 1.1 = 21.42 -> 21; 10 x (1 + 2.585 x 0.025) x 1.1 = 11.71 -> 11;
+    # 100 x (1 + 4 x 0.025) x 1.1 = 121.0 -> 121.
+    assert estimate(19.0, 1, 20.0) == 21
+    assert estimate(10.0, 3, 20.0) == 11
+    assert estimate(100.0, 8, 20.0) == 121
+
+
+def test_reserved_admission_refuses_the_rest_of_a_batch() -> None:
+    # All submitted at 0 (one batch, terms from 0). A: 8 GPUs, one term, due
+    # by term 2 -> its latest term with room, term 1. B: 8 GPUs due by term 1
+    # -> term 0. C: 8 GPUs due by term 2: terms 0 and 1 are full -> refused.
+    # D (1 GPU, due at 100) would fit, but follows C in the batch -> refused.
+    jobs = [_slo("A", 8, 20.0, 40.0), _slo("B", 8, 20.0, 20.0), _slo("C", 8, 20.0, 40.0)]
+    jobs.append(_slo("D", 1, 10.0, 100.0))
+    reserved = Chronus(mode="greedy", admission_check="reserved")
+    _run(jobs, reserved)
+    assert (reserved.counts["admitted"], reserved.counts["rejected"]) == (2, 2)
+    # Ours re-solves every guaranteed job: C is refused (three 8-GPU terms before
+    # term 2 do not exist), D is admitted.
+    ours = Chronus(mode="greedy")
+    _run(jobs, ours)
+    assert (ours.counts["admitted"], ours.counts["rejected"]) == (3, 1)
+
+
+def test_the_estimate_and_the_bins_charge_more() -> None:
+    # E (3 GPUs) and F (5 GPUs), 10 minutes, due by the end of term 0, best-fit
+    # placement (no Eq. 6): charged 3 + 5 = 8 they share term 0; the artifact
+    # charges bins 4 + 8 > 8 and refuses F. G (1 GPU, 19 minutes, due at 20):
+    # one term by the trace, but its estimate 21 needs two -> refused.
+    pair = [_slo("E", 3, 10.0, 20.0), _slo("F", 5, 10.0, 20.0)]
+    g = [_slo("G", 1, 19.0, 20.0)]
+    for jobs, ours_admits, artifact_admits in ((pair, 2, 1), (g, 1, 0)):
+        ours = Chronus(mode="greedy", placement="best-fit", admission_check="reserved")
+        _run(jobs, ours)
+        art = Chronus(
+            mode="greedy", placement="best-fit", admission_check="reserved", estimate="artifact"
+        )
+        _run(jobs, art)
+        assert ours.counts["admitted"] == ours_admits
+        assert art.counts["admitted"] == artifact_admits
+
+
+def test_every_term_releases_the_running_jobs() -> None:
+    # A best-effort job of 4 GPUs and 50 minutes, 0.5 x (1 + 2) = 1.5 minutes per
+    # start. Released and restarted at 20 and 40: 50 + 3 x 1.5 = 54.5, ending at
+    # 54.5 with 2 preemptions; kept running, 50 + 1.5 = 51.5.
+    x = [SimJob("X", 0.0, 4, 50.0)]
+    assert _run(x, Chronus(mode="greedy", term_release="all"), start_overhead=0.5)["X"] == (
+        0.0,
+        54.5,
+        2,
+    )
+    assert _run(x, Chronus(mode="greedy"), start_overhead=0.5)["X"] == (0.0, 51.5, 0)
+
+
+@pytest.mark.parametrize("placement", ["pool", "best-fit"])
+def test_pool_placement_never_leaves_a_job_waiting_while_gpus_are_free(placement: str) -> None:
+    # Two servers; shortest first: P (5 GPUs, 10 min) on server 0, Q (5, 30 min)
+    # on server 1; R (6 GPUs, 40 min) fits only split 3 + 3: pool starts it at 0,
+    # best fit waits for P to end (10).
+    jobs = [SimJob("P", 0.0, 5, 10.0), SimJob("Q", 0.0, 5, 30.0), SimJob("R", 0.0, 6, 40.0)]
+    policy = Chronus(mode="greedy", placement=placement, placement_table=False)
+    out = simulate(Workload.of(jobs, "t"), ClusterSpec.uniform(2, 8), policy)
+    start = by_id(out)["R"][0]
+    assert start == (0.0 if placement == "pool" else 10.0)
+
+
+def _artifact(**options: object) -> Chronus:
+    return Chronus(
+        mode="greedy",
+        placement="pool",
+        placement_table=False,
+        admission_check="reserved",
+        queue="artifact",
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def test_the_5_minute_pass_serves_the_smallest_remaining_gpu_time_first() -> None:
+    # Best effort, all at 0. Estimates (x (1 + (1 + log2 g) / 40) x 1.1, truncated):
+    # b (4 GPUs, 100 min) 118 -> 472 GPU-min; c (8, 10) 12 -> 96; d (2, 40) 46 -> 92.
+    # The pass takes d (2 GPUs), skips c (8 > 6 free), takes b (4): d ends at 40, b at
+    # 100, then c runs 100-110. Our default (shortest remaining first) runs c first.
+    jobs = [SimJob("b", 0.0, 4, 100.0), SimJob("c", 0.0, 8, 10.0), SimJob("d", 0.0, 2, 40.0)]
+    assert _run(jobs, _artifact()) == {
+        "b": (0.0, 100.0, 0),
+        "c": (100.0, 110.0, 0),
+        "d": (0.0, 40.0, 0),
+    }
+    ours = _run(jobs, Chronus(mode="greedy", placement="pool", placement_table=False))
+    assert ours == {"b": (10.0, 110.0, 0), "c": (0.0, 10.0, 0), "d": (10.0, 50.0, 0)}
+
+
+def test_the_odd_minute_fill_serves_the_largest_first() -> None:
+    # x (8 GPUs, 6 min) runs 0-6. b1 (6 GPUs, 100 min, estimate 119 -> 714 GPU-min)
+    # and b2 (6 GPUs, 10 min, estimate 11 -> 66) arrive at 1, join the queue at the
+    # pass of minute 5 (no room). At 6 nothing runs (even minute); the fill of
+    # minute 7 sorts ascending: b1 first (7-107), b2 when b1 ends (107, odd: 107-117).
+    jobs = [SimJob("x", 0.0, 8, 6.0), SimJob("b1", 1.0, 6, 100.0), SimJob("b2", 1.0, 6, 10.0)]
+    assert _run(jobs, _artifact()) == {
+        "x": (0.0, 6.0, 0),
+        "b1": (7.0, 107.0, 0),
+        "b2": (107.0, 117.0, 0),
+    }
+
+
+def test_a_short_unguaranteed_job_is_forced_in_before_the_term_ends() -> None:
+    # y (best effort, 8 GPUs, 100 min) runs from 0. U (4 GPUs, 5 min, due at 11)
+    # arrives at 5: refused (its deadline lies before the next term, 20), but it
+    # can finish by 20: forced in at 5, preempting y; y resumes at the pass of 10
+    # (95 minutes left: ends at 105). Without the option U waits for y: 100-105.
+    jobs = [SimJob("y", 0.0, 8, 100.0), _slo("U", 4, 5.0, 11.0, submit=5.0)]
+    assert _run(jobs, _artifact(force_short=True)) == {
+        "y": (0.0, 105.0, 1),
+        "U": (5.0, 10.0, 0),
+    }
+    assert _run(jobs, _artifact()) == {"y": (0.0, 100.0, 0), "U": (100.0, 105.0, 0)}
+
+
+def test_terms_lie_late_while_an_unguaranteed_job_waits() -> None:
+    # All at 0, terms counted from 20. A (8 GPUs, 20 min, due at 100): its latest
+    # free term, term 3 -> admitted. U (due at 25) cannot finish a term by 25 ->
+    # refused, and U2 (due at 45) after it in the batch -> refused. The pass of 0
+    # runs U (unguaranteed before guaranteed). At 20 U2 waits, so the artifact's
+    # selection moves A's term 0 to its latest free term: U2 runs 20-40, A 40-60.
+    # The reward selection runs A at once (20-40) and U2 after (40-60).
+    jobs = [_slo("A", 8, 20.0, 100.0), _slo("U", 8, 20.0, 25.0), _slo("U2", 8, 20.0, 45.0)]
+    late = _run(jobs, _artifact(selection="artifact"))
+    early = _run(jobs, _artifact())
+    assert (late["U"], late["U2"], late["A"]) == ((0.0, 20.0, 0), (20.0, 40.0, 0), (40.0, 60.0, 0))
+    assert (early["A"], early["U2"]) == ((20.0, 40.0, 0), (40.0, 60.0, 0))
