@@ -13,7 +13,19 @@ def test_simulate_with_no_arguments_prints_every_baseline(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
     policies = [row.split("|")[1].strip() for row in rows[1:]]
-    assert policies == ["fifo", "sjf", "edf", "srtf", "tiresias", "yarn-cs"]
+    assert policies == [
+        "fifo",
+        "sjf",
+        "edf",
+        "edf-np",
+        "srtf",
+        "tiresias",
+        "yarn-cs",
+        "yarn-cs-slo",
+        "genie",
+        "themis",
+        "3sigma",
+    ]
 
 
 def test_simulate_writes_the_output_contract(tmp_path: Path) -> None:
