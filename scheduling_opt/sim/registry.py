@@ -103,6 +103,12 @@ BASELINES: dict[str, Factory] = {
     "3sigma": _three_sigma,
 }
 
+#: ``scheduling-opt simulate``'s default policies and the busy rule's
+#: (:mod:`~scheduling_opt.sim.busy`): the simulator's general baselines. Chronus
+#: §4.3's others (``edf-np``, ``yarn-cs-slo``, ``genie``, ``themis``, ``3sigma``)
+#: run by name; ``3sigma`` alone would take several times the six's CPU time.
+DEFAULT_BASELINES = ("fifo", "sjf", "edf", "srtf", "tiresias", "yarn-cs")
+
 
 def _edl(elastic: bool) -> Factory:
     def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
