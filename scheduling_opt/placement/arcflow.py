@@ -52,7 +52,7 @@ from scheduling_opt.placement.arcflow_model import (
 )
 from scheduling_opt.placement.bounds import upper_bound
 from scheduling_opt.placement.improve import improve
-from scheduling_opt.placement.local_search import search_assign
+from scheduling_opt.placement.local_search import SEARCH_WORK, search_assign
 from scheduling_opt.placement.model import (
     Assignment,
     PlacementDecision,
@@ -191,7 +191,7 @@ def exact_arcflow(
     if given is None and warm:
         # Only the incumbent: no early exit when it meets the cheap bound, so
         # this method never races local search on the easy instances.
-        given, _ = search_assign(inp, deadline=start + limit / 10)
+        given, _ = search_assign(inp, deadline=start + limit / 10, work_limit=SEARCH_WORK)
         given = improve(inp, given, deadline=start + limit / 10)
     if not cl.jobs:
         decision = _pick(inp, [given])

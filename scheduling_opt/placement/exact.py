@@ -39,7 +39,7 @@ import numpy as np
 from scheduling_opt import exact as backends
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.placement.bounds import upper_bound
-from scheduling_opt.placement.local_search import search_assign
+from scheduling_opt.placement.local_search import SEARCH_WORK, search_assign
 from scheduling_opt.placement.model import (
     Assignment,
     PlacementDecision,
@@ -238,7 +238,7 @@ def exact_cpsat(
     scale = rw_scale(inp) if objective == "rw" else 1
     start_assign: list[Assignment | None] | None = None
     if hint and objective == "rw":
-        start_assign, _ = search_assign(inp, deadline=start + limit / 2)
+        start_assign, _ = search_assign(inp, deadline=start + limit / 2, work_limit=SEARCH_WORK)
     size = sum(len(room) for room, ks in zip(shape.room, shape.spans, strict=True) if ks)
     cost = size * SECONDS_PER_VARIABLE
     built = None

@@ -5,11 +5,17 @@ eligible servers): its reward RW depends on the span only. Span k is
 realized on the current free GPUs by the k eligible servers with the fewest
 free GPUs whose rooms still add up to the job (a k-server best fit), one
 worker each, then filling the smallest first (fragments get used up, the
-leftover stays on the roomiest server). Quasi-consolidation places jobs in
-potential order (Eq. 8: the spread of RW over the spans; ties: GPUs
-descending, then file order) on their smallest feasible span, never below
-k*; a job that does not fit stays unplaced. This is the Fig. 8(b) baseline
-and the completion of every leaf of local search.
+leftover stays on the roomiest server). "Fewest" orders the servers by
+(room in workers, free GPUs, GPU type, index) (:func:`rooms_of`): among
+servers of equal room the one with fewer free GPUs is the better fit, and
+servers of one type and free count are interchangeable, which lets local
+search work on their counts (:mod:`~scheduling_opt.placement.counts`).
+Until issue 25 equal rooms were ordered by index alone; that differs only
+for jobs of several GPUs per worker or on clusters of several GPU types.
+Quasi-consolidation places jobs in potential order (Eq. 8: the spread of RW
+over the spans; ties: GPUs descending, then file order) on their smallest
+feasible span, never below k*; a job that does not fit stays unplaced. This
+is the Fig. 8(b) baseline and the completion of every leaf of local search.
 
 Complexity: O(J S log S) per pass for J jobs and S servers.
 """
@@ -27,9 +33,16 @@ from scheduling_opt.solution import Seed, Solution
 
 
 def rooms_of(inp: PlacementInput, j: int, free: Sequence[int]) -> list[tuple[int, int]]:
-    """``(workers that fit, server)`` of job ``j``'s servers with room, ascending."""
-    gpw = inp.gpw[j]
-    return sorted((free[s] // gpw, s) for s in inp.eligible[j] if free[s] >= gpw)
+    """``(workers that fit, server)`` of job ``j``'s servers with room, in best-fit order.
+
+    The order is (room, free GPUs, GPU type, server index): among equal
+    rooms the server with the fewest free GPUs first (best fit on GPUs, not
+    only on workers), then by type and index, so servers of one type and
+    free count are interchangeable (:mod:`~scheduling_opt.placement.counts`).
+    """
+    gpw, kind = inp.gpw[j], inp.server_type
+    order = sorted((free[s] // gpw, free[s], kind[s], s) for s in inp.eligible[j] if free[s] >= gpw)
+    return [(room, s) for room, _, _, s in order]
 
 
 def _check_rooms(rooms: Sequence[tuple[int, int]]) -> None:
