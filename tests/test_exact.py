@@ -84,6 +84,27 @@ def test_milp_time_limit_is_honest() -> None:
     assert status == Status.TIME_LIMIT
 
 
+def test_milp_node_limit_stops_with_the_incumbent() -> None:
+    """A strongly correlated knapsack (40 items, values = weights + 10, half the weight).
+
+    Unbounded, HiGHS proves 1,411. With one node it stops before the proof:
+    HiGHS' status 16 ("Solution limit reached"), which scipy 1.17 reports as
+    "not recognized", must read as time_limit with the incumbent, not an error.
+    """
+    rng = np.random.default_rng(3)
+    w = rng.integers(20, 100, 40).astype(float)
+    row = LinearConstraint(w.reshape(1, -1), 0, w.sum() / 2 + 0.5)
+    kwargs = {"integrality": np.ones(40), "bounds": (0, 1), "time_limit": 30.0, "maximize": True}
+    full = solve_milp(w + 10, constraints=[row], **kwargs)  # type: ignore[arg-type]
+    cut = solve_milp(w + 10, constraints=[row], node_limit=1, **kwargs)  # type: ignore[arg-type]
+    assert full.status == Status.OPTIMAL
+    assert full.objective == pytest.approx(1411.0)
+    assert cut.status == Status.TIME_LIMIT
+    assert cut.x is not None
+    assert cut.objective is not None
+    assert cut.objective <= full.objective + 1e-6
+
+
 def _market_split_cpsat() -> object:
     from ortools.sat.python import cp_model
 

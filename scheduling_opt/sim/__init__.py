@@ -17,7 +17,7 @@ Examples
 from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement, ServerSpec
 from scheduling_opt.sim.engine import CapacityChange, EngineParams, RunOutput, simulate
 from scheduling_opt.sim.policy import NOTHING, Decision, JobView, Policy, PolicyError, View
-from scheduling_opt.sim.registry import BASELINES, make_policy
+from scheduling_opt.sim.registry import BASELINES, DEFAULT_BASELINES, make_policy
 from scheduling_opt.sim.results import METRIC_KEYS, JobRecord, job_records, summarize
 from scheduling_opt.sim.speed import SpeedModel, bundled_table
 from scheduling_opt.sim.sweep import RunConfig, RunResult, WorkloadSpec, run_config, run_sweep
@@ -27,6 +27,7 @@ from scheduling_opt.sim.workload import BUNDLED, SimJob, Workload, bundled, load
 __all__ = [
     "BASELINES",
     "BUNDLED",
+    "DEFAULT_BASELINES",
     "METRIC_KEYS",
     "NOTHING",
     "CapacityChange",

@@ -1,4 +1,4 @@
-"""Non-preemptive baselines: FIFO, SJF, EDF, YARN capacity scheduler.
+"""Non-preemptive baselines: FIFO, SJF, non-preemptive EDF, YARN capacity scheduler.
 
 All use the default placement rule (:mod:`scheduling_opt.sim.cluster`) and
 break every order by submit time, then job id (the workload index). Each
@@ -7,11 +7,17 @@ keeps its queue incrementally from ``view.arrived`` and ``view.evicted``.
 - ``fifo``: submit order; start jobs while they fit; stop at the first that
   does not (strict, head-of-line blocking).
 - ``sjf``: shortest duration (the trace's, an oracle) first, backfilling.
-- ``edf``: earliest absolute first deadline first, best-effort jobs after
-  all SLO jobs in submit order, backfilling.
+- ``edf-np``: earliest absolute first deadline first, best-effort jobs after
+  all SLO jobs in submit order, backfilling, no preemption (the simulator's
+  ``edf`` until issue 23; ``edf`` is now Chronus §4.3's, where SLO jobs
+  preempt best-effort jobs: :mod:`~scheduling_opt.sim.deadline`).
 - ``yarn-cs``: per-tenant quotas, strict FIFO inside a tenant; tenants are
   served least-used first (used GPUs / quota, then head's submit order),
   first within their quota, then elastically on idle GPUs; no preemption.
+  The tenant is the trace's user (``yarn-cs``) or the job's class, SLO or
+  best effort (``yarn-cs-slo``, Chronus §4.3: "we configure the static quota
+  according to the ratio between SLO and best-effort jobs", read as the
+  ratio of their job counts: :func:`class_quotas`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from collections.abc import Mapping
 from scheduling_opt.sim.cluster import ClusterSpec, Placement
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.queues import ClassQueue, Key, backfill, strict
-from scheduling_opt.sim.workload import Workload
+from scheduling_opt.sim.workload import SimJob, Workload
 
 
 class _Queued:
@@ -73,15 +79,28 @@ class Sjf(_Queued):
         return (job.job.work, job.index)
 
 
-class Edf(_Queued):
-    """Earliest first deadline first (best effort last), with backfilling."""
+class EdfNp(_Queued):
+    """Earliest first deadline first (best effort last), with backfilling, no preemption."""
 
-    name = "edf"
+    name = "edf-np"
 
     def key(self, job: JobView) -> Key:
         if job.job.deadlines:
             return (0, job.job.deadlines[0][0], job.index)
         return (1, 0.0, job.index)
+
+
+def _largest_remainder(weights: dict[str, float], total: int) -> dict[str, int]:
+    """``total`` split in proportion to ``weights`` (largest remainder; ties by name)."""
+    whole = sum(weights.values())
+    if whole <= 0:
+        return dict.fromkeys(sorted(weights), 0)
+    exact = {t: total * d / whole for t, d in weights.items()}
+    quotas = {t: int(v) for t, v in exact.items()}
+    left = total - sum(quotas.values())
+    for t in sorted(exact, key=lambda t: (-(exact[t] - quotas[t]), t))[:left]:
+        quotas[t] += 1
+    return dict(sorted(quotas.items()))
 
 
 def proportional_quotas(workload: Workload, total_gpus: int) -> dict[str, int]:
@@ -99,33 +118,65 @@ def proportional_quotas(workload: Workload, total_gpus: int) -> dict[str, int]:
     for j in workload.jobs:
         t = j.tenant or ""
         demand[t] = demand.get(t, 0.0) + j.gpus * j.work
-    whole = sum(demand.values())
-    if whole <= 0:
-        return dict.fromkeys(demand, 0)
-    exact = {t: total_gpus * d / whole for t, d in demand.items()}
-    quotas = {t: int(v) for t, v in exact.items()}
-    left = total_gpus - sum(quotas.values())
-    for t in sorted(exact, key=lambda t: (-(exact[t] - quotas[t]), t))[:left]:
-        quotas[t] += 1
-    return dict(sorted(quotas.items()))
+    return _largest_remainder(demand, total_gpus)
+
+
+#: The two queues of ``yarn-cs-slo``.
+SLO_QUEUE, BEST_EFFORT_QUEUE = "slo", "best-effort"
+
+
+def job_class(job: SimJob) -> str:
+    """``"slo"`` for a job with a deadline (strict or soft), ``"best-effort"`` otherwise."""
+    return SLO_QUEUE if job.deadlines else BEST_EFFORT_QUEUE
+
+
+def class_quotas(workload: Workload, total_gpus: int) -> dict[str, int]:
+    """Chronus §4.3's YARN-CS quotas: the GPUs split by the ratio of SLO to best-effort jobs.
+
+    The ratio is of job counts (the paper's "ratio between SLO and
+    best-effort jobs"; P_MIX2's 90% SLO jobs get 864 of 960 GPUs), largest
+    remainder; a class without jobs gets 0 (its jobs, if any, run on idle
+    GPUs only).
+
+    Examples
+    --------
+    >>> from scheduling_opt.sim.workload import SimJob, Workload
+    >>> w = Workload.of([SimJob(str(i), 0, 1, 1.0, deadlines=((9.0, 100.0),)) for i in range(7)]
+    ...                 + [SimJob(str(i), 0, 8, 50.0) for i in range(7, 10)], "demo")
+    >>> class_quotas(w, 16)
+    {'best-effort': 5, 'slo': 11}
+    """
+    counts = {SLO_QUEUE: 0.0, BEST_EFFORT_QUEUE: 0.0}
+    for j in workload.jobs:
+        counts[job_class(j)] += 1.0
+    return _largest_remainder(counts, total_gpus)
 
 
 class YarnCs:
     """YARN capacity scheduler: tenant quotas, FIFO inside a tenant, elastic, no preemption.
 
     ``quotas`` maps tenant -> GPUs (a tenant not named has quota 0 and runs
-    only on idle GPUs).
+    only on idle GPUs). ``by``: the tenant of a job is its ``tenant`` (the
+    trace's user), or with ``"class"`` its :func:`job_class` (then named
+    ``yarn-cs-slo``).
     """
 
     name = "yarn-cs"
 
-    def __init__(self, quotas: Mapping[str, int]) -> None:
+    def __init__(self, quotas: Mapping[str, int], by: str = "tenant") -> None:
+        if by not in ("tenant", "class"):
+            raise ValueError(f"yarn-cs: by must be tenant or class, got {by!r}")
+        self.by = by
+        if by == "class":
+            self.name = "yarn-cs-slo"
         self.quotas = dict(quotas)
         self.queues: dict[str, list[int]] = {}
         self.used: dict[str, int] = {}
         self.gpus: dict[int, tuple[str, int]] = {}
 
     def _tenant(self, job: JobView) -> str:
+        if self.by == "class":
+            return job_class(job.job)
         return job.job.tenant or ""
 
     def _ratio(self, tenant: str) -> float:

@@ -9,7 +9,7 @@ contended cluster):
 
     Scan cluster sizes from :data:`SCAN_START` servers (Chronus' C120) down
     in steps of :data:`SCAN_STEP`; the busy size is the first at which every
-    baseline policy (:data:`~scheduling_opt.sim.registry.BASELINES`) misses
+    default baseline (:data:`~scheduling_opt.sim.registry.DEFAULT_BASELINES`) misses
     the first deadline of at least :data:`BUSY_MISS_RATIO` of the SLO jobs.
 
 The rule names a load, not a result to reach: it says nothing of mean JCTs.
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.registry import BASELINES
+from scheduling_opt.sim.registry import DEFAULT_BASELINES
 from scheduling_opt.sim.sweep import RunConfig, RunResult, WorkloadSpec, run_config
 
 __all__ = [
@@ -72,7 +72,7 @@ def busy_servers(
     workload: WorkloadSpec | None = None,
     *,
     gpus_per_server: int = 8,
-    policies: Sequence[str] = tuple(BASELINES),
+    policies: Sequence[str] = DEFAULT_BASELINES,
     start: int = SCAN_START,
     step: int = SCAN_STEP,
     miss_ratio: float = BUSY_MISS_RATIO,

@@ -36,27 +36,33 @@ def test_sjf_orders_by_duration_not_arrival() -> None:
     assert by_id(run(jobs, "sjf")) == {"0": (0, 10, 0), "1": (12, 17, 0), "2": (10, 12, 0)}
 
 
-def test_edf_meets_a_deadline_fifo_misses() -> None:
+def test_edf_np_meets_a_deadline_fifo_misses() -> None:
     """J2 (deadline 20) arrives behind best-effort J1.
 
     FIFO: J0 0..10, J1 10..20, J2 20..25 > 20: missed.
-    EDF: SLO jobs first: J2 10..15 <= 20: met; J1 15..25.
+    EDF without preemption: SLO jobs first: J2 10..15 <= 20: met; J1 15..25.
     """
     jobs = [job(0, 0, 8, 10), job(1, 1, 8, 10), job(2, 2, 8, 5, deadline=20)]
     assert by_id(run(jobs, "fifo"))["2"] == (20, 25, 0)
-    assert by_id(run(jobs, "edf")) == {"0": (0, 10, 0), "1": (15, 25, 0), "2": (10, 15, 0)}
+    assert by_id(run(jobs, "edf-np")) == {"0": (0, 10, 0), "1": (15, 25, 0), "2": (10, 15, 0)}
 
 
 def test_edf_earliest_deadline_first_then_submit_order() -> None:
-    """At 10: J2 (deadline 40) before J1 (deadline 50); J3 ties J2's deadline, later submit."""
+    """edf-np at 10: J2 (deadline 40) before J1 (deadline 50); J3 ties J2's, later submit.
+
+    edf: J1 preempts J0 (best effort) at 1 and runs 1..6; J2 (t=2) may not
+    preempt J1 (SLO): 6..11, then J3 11..16; J0 resumes with 9 left: 16..25.
+    """
     jobs = [
         job(0, 0, 8, 10),
         job(1, 1, 8, 5, deadline=50),
         job(2, 2, 8, 5, deadline=40),
         job(3, 3, 8, 5, deadline=40),
     ]
-    got = by_id(run(jobs, "edf"))
+    got = by_id(run(jobs, "edf-np"))
     assert [got[i][0] for i in "0123"] == [0, 20, 10, 15]
+    pre = by_id(run(jobs, "edf"))
+    assert pre == {"0": (0, 25, 1), "1": (1, 6, 0), "2": (6, 11, 0), "3": (11, 16, 0)}
 
 
 def test_srtf_preempts_the_longer_job() -> None:

@@ -17,7 +17,7 @@ from scheduling_opt.sim.busy import (
     is_busy,
 )
 from scheduling_opt.sim.output import reading
-from scheduling_opt.sim.registry import BASELINES
+from scheduling_opt.sim.registry import DEFAULT_BASELINES
 from scheduling_opt.sim.sweep import RunConfig, run_config
 
 
@@ -78,7 +78,7 @@ def test_the_bundled_busy_size_is_what_the_rule_gives() -> None:
         return runs[config.policy, config.servers]
 
     assert busy_servers(run=remember) == BUNDLED_BUSY_SERVERS
-    above = [runs[p, BUNDLED_BUSY_SERVERS + SCAN_STEP] for p in BASELINES]
+    above = [runs[p, BUNDLED_BUSY_SERVERS + SCAN_STEP] for p in DEFAULT_BASELINES]
     assert not is_busy(above)
     assert min(r.metrics["deadline_miss_ratio"] for r in above) < BUSY_MISS_RATIO
     assert SCAN_START == 120  # Chronus' C120, where the scan starts

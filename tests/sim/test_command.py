@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim import BASELINES, METRIC_KEYS
+from scheduling_opt.sim import METRIC_KEYS
 from scheduling_opt.sim.command import add_arguments, run
+from scheduling_opt.sim.registry import DEFAULT_BASELINES
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -27,7 +28,7 @@ def test_no_arguments_runs_the_excerpt_under_all_baselines(
     assert run(_args()) == 0
     out = capsys.readouterr().out
     assert "philly-mix2-day1 (5217 jobs), 60 x 8 GPUs" in out
-    for name in BASELINES:
+    for name in DEFAULT_BASELINES:
         assert f"| {name} | 0 |" in out
     assert (tmp_path / "simulate-out" / "summary.json").is_file()
 

@@ -73,7 +73,12 @@ def _params(name: str) -> dict[str, object]:
 #: Tiresias' timers fall on the rounds too: a threshold of 240 GPU-minutes is
 #: crossed after 240/g minutes (a multiple of 5 for g in 1, 2, 4, 8, 12, 16),
 #: and promotions come after an integer knob x a multiple of 5.
-ALIGNED = {"tiresias": {"thresholds": (240.0,), "promote_knob": 2.0}}
+ALIGNED = {
+    "tiresias": {"thresholds": (240.0,), "promote_knob": 2.0},
+    # Themis' rounds and 3Sigma's cycle on the grid too.
+    "themis": {"round_length": 5.0},
+    "3sigma": {"cycle": 5.0},
+}
 
 
 @pytest.mark.parametrize("name", list(BASELINES))
