@@ -151,7 +151,12 @@ class EdlTiresias:
         self.by_id: dict[str, EdlJob] = {}
         self.floors: dict[str, int] = {}
         # Job indices of each queue, ascending: the priority order is their concatenation.
-        self.lists: list[list[int]] = [[] for _ in range(len(self.params.thresholds) + 1)]
+        levels = len(self.params.thresholds) + 1
+        self.lists: list[list[int]] = [[] for _ in range(levels)]
+        # The same split for the plan: running jobs, and waiting jobs by P_j.
+        self.runs: list[list[int]] = [[] for _ in range(levels)]
+        self.waits: list[dict[int, list[int]]] = [{} for _ in range(levels)]
+        self.on: set[int] = set()  # the jobs listed in ``runs``
         # Per running job: its engine placement, workers and the step's placement
         # (server ids), as of the last look at it.
         self.running: dict[int, SimPlacement] = {}
@@ -165,6 +170,7 @@ class EdlTiresias:
         self.events: list[tuple[float, int, int]] = []
         self.stamp: dict[int, int] = {}
         self.dirty: set[int] = set()  # jobs to look at again at the next call
+        self.rank: dict[int, int] = {}  # server index -> itself (the step's tie-break)
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
 
     def stats(self) -> dict[str, float]:
@@ -199,6 +205,7 @@ class EdlTiresias:
             return
         if level >= 0:
             self._unlist(i, level)
+            self._unsplit(i, level)
         key = self.ids.pop(i)
         del self.jobs[i], self.want[i], self.by_id[key], self.floors[key]
         for d in (self.running, self.count, self.servers, self.offset, self.stamp):
@@ -210,8 +217,25 @@ class EdlTiresias:
         lst = self.lists[level]
         del lst[bisect.bisect_left(lst, i)]
 
-    def _requeue(self, i: int, q: int) -> None:
+    def _unsplit(self, i: int, level: int) -> None:
+        if i in self.on:
+            self.on.discard(i)
+            lst = self.runs[level]
+        else:
+            lst = self.waits[level][self.want[i]]
+        del lst[bisect.bisect_left(lst, i)]
+
+    def _requeue(self, i: int, q: int, running: bool) -> None:
         old = self.level[i]
+        if old == q and (i in self.on) == running:
+            return
+        if old >= 0:
+            self._unsplit(i, old)
+        if running:
+            self.on.add(i)
+            bisect.insort(self.runs[q], i)
+        else:
+            bisect.insort(self.waits[q].setdefault(self.want[i], []), i)
         if old != q:
             if old >= 0:
                 self._unlist(i, old)
@@ -264,7 +288,7 @@ class EdlTiresias:
                         q = 0
                     else:
                         heapq.heappush(heap, (st.queued_since + starvation, i, s))
-            self._requeue(i, q)
+            self._requeue(i, q, bool(place))
         dirty.clear()
         promoted.sort()
         return promoted
@@ -289,41 +313,37 @@ class EdlTiresias:
         budget = sum(capacity)
         start: list[int] = []
         preempted: list[int] = []
-        for lst in self.lists:
-            for i in lst:
-                w = count.get(i, 0)
-                if w:
-                    if w <= budget:
-                        budget -= w
-                    else:
-                        preempted.append(i)
-                elif want[i] <= budget:
-                    budget -= want[i]
-                    start.append(i)
+        for q, runs in enumerate(self.runs):
+            budget = self._plan_queue(runs, self.waits[q], budget, start, preempted)
         # Kept jobs hold their GPUs; the victims' are free for the starts.
         free = list(view.free)
         for i in preempted:
             for s, g in self.running[i]:
                 free[s] += g
         m = max((c for c in capacity if c > 0), default=0)
-        rank = {s: s for s in range(len(capacity))}
+        if len(self.rank) != len(capacity):
+            self.rank = {s: s for s in range(len(capacity))}
         started: list[int] = []
         placed: dict[int, SimPlacement] = {}
+        top: list[int] = []  # the free counts, largest first (until a start changes them)
         for i in start:
             need = want[i]
             limit = -(-need // m) if m else 0
             # The gang fits iff the `limit` largest free counts cover it (the
             # step's greedy takes the largest servers first): most attempts
             # fail, and this test skips their O(S log S) server choice.
-            if (max(free) if limit == 1 else sum(sorted(free)[-limit:] if limit else ())) < need:
+            if not top:
+                top = sorted(free, reverse=True)
+            if sum(top[:limit]) < need:
                 continue
             usable = {s: f for s, f in enumerate(free) if f >= 1}
-            where = gang_on(usable, need, limit, rank)
+            where = gang_on(usable, need, limit, self.rank)
             if where is not None:
                 for s, n in where.items():
                     free[s] -= n
                 started.append(i)
                 placed[i] = tuple(sorted(where.items()))
+                top = []
         mode: Mode = "none"
         resize: list[tuple[int, int, SimPlacement]] = []
         after: dict[int, int] = {}  # new worker counts of the jobs the rules changed
@@ -364,6 +384,62 @@ class EdlTiresias:
             resize=tuple((i, place) for _, i, place in resize),
             wake_at=wake,
         )
+
+    def _plan_queue(
+        self,
+        runs: list[int],
+        waits: dict[int, list[int]],
+        budget: int,
+        start: list[int],
+        preempted: list[int],
+    ) -> int:
+        """The Tiresias plan over one queue, in index order; returns the budget left.
+
+        A running job stays while its GPUs fit the budget, else it stops; a
+        waiting job is a start candidate when its P_j fits. The running jobs
+        and each P_j's waiting jobs are merged by index (a heap of their
+        heads); a P_j above the budget is dropped at its first job, since the
+        budget only falls: the jobs that cannot fit are never visited, which
+        is most of a long queue. O((R + C + B) log B) for R running jobs, C
+        candidates and B distinct P_j.
+        """
+        count = self.count
+        streams = [runs, *(lst for w, lst in waits.items() if lst and w <= budget)]
+        if len(streams) > 1:
+            wants = [0, *(w for w, lst in waits.items() if lst and w <= budget)]
+            heads = [(lst[0], k) for k, lst in enumerate(streams) if lst]
+            heapq.heapify(heads)
+            pos = [0] * len(streams)
+            while heads:
+                i, k = heads[0]
+                w = wants[k]
+                if not w:
+                    if len(heads) == 1:
+                        break  # only running jobs left: the plain loop below
+                    c = count[i]
+                    if c <= budget:
+                        budget -= c
+                    else:
+                        preempted.append(i)
+                elif w <= budget:
+                    budget -= w
+                    start.append(i)
+                else:
+                    heapq.heappop(heads)  # this P_j no longer fits, nor will it
+                    continue
+                at = pos[k] = pos[k] + 1
+                if at < len(streams[k]):
+                    heapq.heapreplace(heads, (streams[k][at], k))
+                else:
+                    heapq.heappop(heads)
+            runs = runs[pos[0] :] if heads else []
+        for i in runs:
+            c = count[i]
+            if c <= budget:
+                budget -= c
+            else:
+                preempted.append(i)
+        return budget
 
     def _elastic_rules(
         self,
