@@ -6,7 +6,9 @@ donors' marginal losses), on the servers EDL's locality rule allows, and
 starts with the worker count that maximizes its gain when that gain is
 positive. EDL (TPDS '22) §5 Algorithm 1 lines 1-6, §5.1 footnote 4, §6.3
 (r = 0.5). O(J + S + P L D) per waiting job (P its requested workers,
-L <= ceil(P g / m) servers, D donors).
+L <= ceil(P g / m) servers, D donors); the O(J + S) part (donors and the
+workers obtainable per server) once per change of the round, since it
+depends on the waiting job only through its queue, GPU type and worker size.
 """
 
 from __future__ import annotations

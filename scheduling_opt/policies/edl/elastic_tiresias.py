@@ -10,9 +10,10 @@ listed in docs/elastic.md.
 
 Complexity per step, J jobs, S servers: ordering O(J log J); the Tiresias
 plan O(J S log S); compaction (:mod:`.compaction`) O(J + S + P L D) per
-waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors),
+waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors;
+the donors and obtainable GPUs are computed once per change of the round),
 plus one re-run of the plan per job it would start (the fixed-point check);
-expansion O(W J S) for W workers added.
+expansion O(J log J + W log J) plus server scans for W workers added.
 """
 
 from __future__ import annotations

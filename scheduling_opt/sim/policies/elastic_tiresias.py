@@ -157,6 +157,9 @@ class EdlTiresias:
         self.runs: list[list[int]] = [[] for _ in range(levels)]
         self.waits: list[dict[int, list[int]]] = [{} for _ in range(levels)]
         self.on: set[int] = set()  # the jobs listed in ``runs``
+        # Workers of each queue's running jobs, and each one's as listed there.
+        self.run_total: list[int] = [0] * levels
+        self.listed: dict[int, int] = {}
         # Per running job: its engine placement, workers and the step's placement
         # (server ids), as of the last look at it.
         self.running: dict[int, SimPlacement] = {}
@@ -220,6 +223,7 @@ class EdlTiresias:
     def _unsplit(self, i: int, level: int) -> None:
         if i in self.on:
             self.on.discard(i)
+            self.run_total[level] -= self.listed.pop(i)
             lst = self.runs[level]
         else:
             lst = self.waits[level][self.want[i]]
@@ -228,11 +232,17 @@ class EdlTiresias:
     def _requeue(self, i: int, q: int, running: bool) -> None:
         old = self.level[i]
         if old == q and (i in self.on) == running:
+            if running:  # a resize in place: the queue's total follows
+                n = self.count[i]
+                self.run_total[q] += n - self.listed[i]
+                self.listed[i] = n
             return
         if old >= 0:
             self._unsplit(i, old)
         if running:
             self.on.add(i)
+            self.listed[i] = self.count[i]
+            self.run_total[q] += self.count[i]
             bisect.insort(self.runs[q], i)
         else:
             bisect.insort(self.waits[q].setdefault(self.want[i], []), i)
@@ -313,8 +323,8 @@ class EdlTiresias:
         budget = sum(capacity)
         start: list[int] = []
         preempted: list[int] = []
-        for q, runs in enumerate(self.runs):
-            budget = self._plan_queue(runs, self.waits[q], budget, start, preempted)
+        for q in range(len(self.runs)):
+            budget = self._plan_queue(q, budget, start, preempted)
         # Kept jobs hold their GPUs; the victims' are free for the starts.
         free = list(view.free)
         for i in preempted:
@@ -385,14 +395,7 @@ class EdlTiresias:
             wake_at=wake,
         )
 
-    def _plan_queue(
-        self,
-        runs: list[int],
-        waits: dict[int, list[int]],
-        budget: int,
-        start: list[int],
-        preempted: list[int],
-    ) -> int:
+    def _plan_queue(self, q: int, budget: int, start: list[int], preempted: list[int]) -> int:
         """The Tiresias plan over one queue, in index order; returns the budget left.
 
         A running job stays while its GPUs fit the budget, else it stops; a
@@ -401,9 +404,12 @@ class EdlTiresias:
         heads); a P_j above the budget is dropped at its first job, since the
         budget only falls: the jobs that cannot fit are never visited, which
         is most of a long queue. O((R + C + B) log B) for R running jobs, C
-        candidates and B distinct P_j.
+        candidates and B distinct P_j; the running jobs after the last
+        candidate cost O(1) when they all fit (the queue's total is kept), as
+        they do unless the plan preempts.
         """
-        count = self.count
+        count, runs, waits = self.count, self.runs[q], self.waits[q]
+        seen = 0  # workers of the running jobs visited
         streams = [runs, *(lst for w, lst in waits.items() if lst and w <= budget)]
         if len(streams) > 1:
             wants = [0, *(w for w, lst in waits.items() if lst and w <= budget)]
@@ -417,6 +423,7 @@ class EdlTiresias:
                     if len(heads) == 1:
                         break  # only running jobs left: the plain loop below
                     c = count[i]
+                    seen += c
                     if c <= budget:
                         budget -= c
                     else:
@@ -433,6 +440,9 @@ class EdlTiresias:
                 else:
                     heapq.heappop(heads)
             runs = runs[pos[0] :] if heads else []
+        rest = self.run_total[q] - seen
+        if rest <= budget:
+            return budget - rest  # every one fits: all kept
         for i in runs:
             c = count[i]
             if c <= budget:
