@@ -19,7 +19,11 @@ Each run is one configuration in a fresh process (so the peak resident
 memory is that run's): the engine's CPU time (``time.process_time`` around
 the event loop, loading the trace excluded) and wall time, the CPU time
 including the trace's loading, events, policy calls, events per CPU second
-and the process's peak RSS. A configuration is run ``--repeat`` times
+the process's peak RSS and the run's fingerprint (``sim_fingerprints.py``'s
+SHA-256 of every output, first 16 hex digits: compare with a recorded
+``sim_fingerprints.py --set full`` file to show a speed-up changed no
+decision; two fingerprints in one row would be a nondeterministic run).
+A configuration is run ``--repeat`` times
 (default 3) and the median reported, unless its first run took more than
 ``--repeat-below`` CPU seconds (default 30): then once. The machine's 1-minute
 load average before and after each run is written beside it: the 2 cores
@@ -43,6 +47,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from sim_fingerprints import fingerprint  # noqa: E402
 
 from scheduling_opt.reproduce.papers import PAPERS  # noqa: E402
 from scheduling_opt.sim.registry import BASELINES  # noqa: E402
@@ -103,6 +110,7 @@ def _measure(config: RunConfig) -> dict[str, Any]:
         "calls": out.calls,
         "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "jobs": len(out.jobs),
+        "fingerprint": fingerprint(out),
     }
 
 
@@ -120,6 +128,7 @@ def run_case(case: Case, repeat: int, repeat_below: float) -> dict[str, Any]:
         loads += [before, os.getloadavg()[0]]
         if k == 0 and runs[0]["cpu_total"] > repeat_below:
             break
+    prints = {r.pop("fingerprint") for r in runs}
     med = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
     return {
         "table": case.table,
@@ -132,13 +141,15 @@ def run_case(case: Case, repeat: int, repeat_below: float) -> dict[str, Any]:
         "load_max": max(loads),
         "reference": case.reference,
         "cpu_all": [r["cpu"] for r in runs],
+        # More than one fingerprint would be a nondeterministic run.
+        "fingerprint": " / ".join(sorted(f[:16] for f in prints)),
     }
 
 
 HEADER = (
     "| policy | workload | runs | CPU s (engine) | CPU s (with loading) | wall s | events | "
-    "events / CPU s | calls | peak RSS MiB | load avg | beside |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "events / CPU s | calls | peak RSS MiB | load avg | fingerprint | beside |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -147,7 +158,8 @@ def row(r: dict[str, Any]) -> str:
     return (
         f"| {r['policy']} | {r['workload']} | {r['runs']} | {r['cpu']:.1f} | {r['cpu_total']:.1f} | "
         f"{r['wall']:.1f} | {r['events']:,.0f} | {r['events_per_cpu_s']:,.0f} | {r['calls']:,.0f} | "
-        f"{r['rss_mib']:.0f} | {r['load_min']:.1f}-{r['load_max']:.1f} | {r['reference']} |"
+        f"{r['rss_mib']:.0f} | {r['load_min']:.1f}-{r['load_max']:.1f} | {r['fingerprint']} | "
+        f"{r['reference']} |"
     )
 
 
