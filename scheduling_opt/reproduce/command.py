@@ -16,10 +16,15 @@ import argparse
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.reproduce.grid import evaluate
 from scheduling_opt.reproduce.papers import PAPERS, paper
-from scheduling_opt.reproduce.report import by_workload, claims_table, write_report
+from scheduling_opt.reproduce.report import by_workload, claims_table, verdict_table, write_report
+from scheduling_opt.reproduce.workloads import MAX_DENSITY
 from scheduling_opt.sim.command import _progress
 from scheduling_opt.sim.sweep import run_sweep
+
+#: Seeds a reproduction may ask for (each is a run of every policy at every point).
+MAX_SEEDS = 100
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +40,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder of the Chronus-Philly CSVs (required in full mode by the papers that "
         "replay them)",
     )
+    parser.add_argument(
+        "--density",
+        metavar="D[,D...]",
+        help="job densities to run instead of the paper's sweep (e.g. 1 or 0.8,1.2; "
+        "1 is the workload as it is)",
+    )
+    parser.add_argument("--seeds", type=int, metavar="N", help="seeds per run (the paper's own)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def parse_densities(text: str | None) -> tuple[float, ...] | None:
+    """``--density``'s comma-separated values (None: the paper's sweep).
+
+    Examples
+    --------
+    >>> parse_densities("0.8, 1,1.2"), parse_densities(None)
+    ((0.8, 1.0, 1.2), None)
+    """
+    if text is None:
+        return None
+    out: list[float] = []
+    for part in text.split(","):
+        try:
+            d = float(part)
+        except ValueError:
+            raise InvalidInstanceError("--density", f"not a number: {part.strip()!r}") from None
+        if not 0.0 < d <= MAX_DENSITY:
+            raise InvalidInstanceError("--density", f"must be in (0, {MAX_DENSITY:g}], got {d!r}")
+        if d not in out:
+            out.append(d)
+    return tuple(sorted(out))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,9 +98,12 @@ def run(args: argparse.Namespace) -> int:
     chosen = paper(args.paper)
     if args.workers < 1:
         raise InvalidInstanceError("--workers", f"must be >= 1, got {args.workers}")
+    if args.seeds is not None and not 1 <= args.seeds <= MAX_SEEDS:
+        raise InvalidInstanceError("--seeds", f"must be in 1..{MAX_SEEDS}, got {args.seeds}")
+    densities = parse_densities(args.density)
     traces = Path(args.traces) if args.traces is not None else None
     _, notes = chosen.workloads(args.quick, traces)
-    configs = chosen.configs(args.quick, traces)
+    configs = chosen.configs(args.quick, traces, densities, args.seeds)
     if not configs:
         raise InvalidInstanceError("--traces", f"no trace of {chosen.name} found: {notes}")
     out_dir = Path(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
@@ -80,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
     for name, group in by_workload(results).items():
         print(f"{chosen.source}, workload {name}:")
         print(claims_table(chosen, group))
+    print("Verdicts:")
+    print(verdict_table(evaluate(chosen, results, quick=args.quick)))
     path = write_report(
         out_dir, chosen, results, quick=args.quick, notes=notes, version=__version__
     )

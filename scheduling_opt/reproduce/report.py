@@ -13,9 +13,22 @@ import datetime
 from collections.abc import Sequence
 from pathlib import Path
 
-from scheduling_opt.reproduce.papers import PaperSet
+from scheduling_opt.reproduce.grid import ClaimRow, Point, evaluate, mean_metrics, points
+from scheduling_opt.reproduce.papers import Claim, PaperSet
+from scheduling_opt.reproduce.plots import write_sweep_plot
 from scheduling_opt.sim.output import table, write_all
 from scheduling_opt.sim.sweep import RunResult
+
+__all__ = [
+    "by_workload",
+    "claims_table",
+    "mean_metrics",
+    "solver_table",
+    "stats_table",
+    "sweep_tables",
+    "verdict_table",
+    "write_report",
+]
 
 
 def by_workload(results: Sequence[RunResult]) -> dict[str, list[RunResult]]:
@@ -24,24 +37,6 @@ def by_workload(results: Sequence[RunResult]) -> dict[str, list[RunResult]]:
     for r in results:
         out.setdefault(r.workload_name, []).append(r)
     return out
-
-
-def mean_metrics(results: Sequence[RunResult]) -> dict[str, dict[str, float]]:
-    """``policy -> metric -> mean over seeds``.
-
-    Examples
-    --------
-    >>> mean_metrics([])
-    {}
-    """
-    sums: dict[str, dict[str, float]] = {}
-    counts: dict[str, int] = {}
-    for r in results:
-        acc = sums.setdefault(r.config.policy, {})
-        for k, v in r.metrics.items():
-            acc[k] = acc.get(k, 0.0) + v
-        counts[r.config.policy] = counts.get(r.config.policy, 0) + 1
-    return {p: {k: v / counts[p] for k, v in m.items()} for p, m in sums.items()}
 
 
 def claims_table(paper: PaperSet, results: Sequence[RunResult]) -> str:
@@ -63,6 +58,67 @@ def claims_table(paper: PaperSet, results: Sequence[RunResult]) -> str:
             f"| {values} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def verdict_table(rows: Sequence[ClaimRow]) -> str:
+    """Each claim: the paper's number, ours and where, the seeds' spread, the verdict (markdown)."""
+    lines = [
+        "| claim | computed as | paper | ours | where | seeds | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        c = r.claim
+        how = _how(c)
+        where = r.where if c.kind == "value" else f"{r.where}, vs {r.baseline}"
+        verdict = r.verdict.value
+        if c.note and r.verdict.value != "reproduced":
+            verdict += f" ({c.note})"
+        lines.append(
+            f"| {c.what} | {how} | {c.show(c.paper)} | {c.show(r.ours)} | {where} "
+            f"| {r.spread()} | {verdict} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _how(c: Claim) -> str:
+    if c.kind == "value":
+        return f"{c.policy}'s {c.metric}"
+    if not c.among:
+        base = c.baseline
+    elif c.pick == "max":
+        base = "the baseline giving the largest number"
+    else:
+        base = "the best baseline"
+    where = "max over the grid" if c.scope == "grid" else "at the paper's load"
+    verb = "reduction" if c.kind == "reduction" else "ratio"
+    return f"{c.metric} {verb}, {c.policy} vs {base}, {where}"
+
+
+def sweep_tables(paper: PaperSet, grid: Sequence[Point]) -> str:
+    """Each claim's number at every (workload, density), with the measured offered load."""
+    densities = sorted({p.density for p in grid})
+    if len(densities) < 2:
+        return ""
+    workloads = list(dict.fromkeys(p.workload for p in grid))
+    at = {(p.workload, p.density): p for p in grid}
+    out = ["| workload | " + " | ".join(f"x{d:g}" for d in densities) + " |"]
+    out.append("|---|" + "---|" * len(densities))
+    out.append("| *offered load* | " + " | ".join("" for _ in densities) + " |")
+    for w in workloads:
+        cells = [f"{at[(w, d)].offered_load:.2f}" if (w, d) in at else "" for d in densities]
+        out.append(f"| {w} (offered load) | " + " | ".join(cells) + " |")
+    parts = ["\n".join(out) + "\n"]
+    for c in paper.claims:
+        if c.kind == "value":
+            continue
+        lines = [f"\n{c.what} (paper {c.show(c.paper)}):\n"]
+        lines.append("| workload | " + " | ".join(f"x{d:g}" for d in densities) + " |")
+        lines.append("|---|" + "---|" * len(densities))
+        for w in workloads:
+            cells = [c.show(c.ours(at[(w, d)].metrics)) if (w, d) in at else "" for d in densities]
+            lines.append(f"| {w} | " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines) + "\n")
+    return "".join(parts)
 
 
 def solver_table(results: Sequence[RunResult]) -> str:
@@ -153,6 +209,30 @@ def write_report(
         f"**Our setup and differences.** {paper.differences}\n",
     ]
     parts += [f"- {n}\n" for n in notes]
+    grid = points(results)
+    rows = evaluate(paper, results, quick=quick)
+    judged = paper.judged(quick)
+    parts.append(
+        f"\n## Verdicts\n\nA claim is *reproduced* when ours points the paper's way and lies "
+        f"within 2x of the paper's number, *direction only* when it points the paper's way "
+        f"outside that band, *not reproduced* otherwise (scheduling_opt/reproduce/verdict.py). "
+        f"Point claims are judged at job density x{judged:g}"
+        + (f" ({paper.sweep.why})" if paper.sweep is not None and paper.sweep.why else "")
+        + "; seeds: the spread of the per-seed numbers and how many point the paper's way.\n"
+    )
+    parts.append(verdict_table(rows))
+    sweep = sweep_tables(paper, grid)
+    if sweep:
+        parts.append(
+            "\n## Load sweep\n\nOur number of each claim at every job density "
+            "(workloads made denser or sparser by the set's rule, "
+            "scheduling_opt/reproduce/workloads.py); offered load = GPU-time "
+            "submitted per minute of submission span over the cluster's GPUs.\n"
+        )
+        parts.append(sweep)
+        plot = write_sweep_plot(out_dir / "sweep.png", paper, grid)
+        if plot:
+            parts.append("\n![claims against load](sweep.png)\n")
     for name, group in by_workload(results).items():
         sub = out_dir / name
         plots = write_all(sub, group, version)

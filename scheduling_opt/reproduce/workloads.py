@@ -11,12 +11,38 @@ Scaling curve of an elastic job (the papers publish none for their traces):
 Amdahl's law with a serial fraction ``serial``, S(p) = p / (1 + serial (p - 1)),
 sampled at every GPU count from 1 to the job's maximum: throughput grows with
 the GPU count and efficiency falls (EDL Figure 2's strong scaling).
+
+Job density (:func:`scale_density`): a workload at density d has d times
+the jobs per unit of time of the base one, by one of two documented rules:
+
+- ``sample`` (Chronus §5.4, Fig. 9(c-f): "randomly removing 20% DLT jobs",
+  "randomly selecting certain numbers of jobs and inject them"): below 1,
+  round((1 - d) N) jobs chosen uniformly without replacement are removed;
+  above 1, round((d - 1) N) copies of jobs drawn uniformly with replacement
+  are added, each at a submit time drawn uniformly over the trace's
+  submission span, its deadlines moved with it (the same slack), its id a
+  new one. The paper does not say how injected jobs are timed: uniform over
+  the span keeps the trace's jobs as they are and adds load everywhere.
+- ``compress`` (for a synthetic workload's Poisson arrivals): the same jobs
+  with every gap between submissions divided by d, deadlines moved with
+  their jobs: exactly a d-times higher arrival rate with the same draws, so
+  the points of a sweep differ only in load.
+
+The draws are seeded by the run's seed (and are the same at every density:
+the jobs removed at 0.8 are the first of one permutation, the jobs added at
+1.4 extend those added at 1.2), so a sweep is repeatable job for job.
+:func:`offered_load` measures the result: GPU-time submitted per unit of
+submission span, over the cluster's GPUs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.sim.policies.ones_jobs import OnesSpec
@@ -76,31 +102,132 @@ class ElasticRule:
         return replace(job, min_gpus=min(low, g), max_gpus=high, scaling=curve)
 
 
+DensityRule = Literal["sample", "compress"]
+#: Densities a sweep may ask for (a 10x denser trace is already 10x the jobs).
+MAX_DENSITY = 10.0
+
+
+def _moved(job: SimJob, submit: float, new_id: str | None = None) -> SimJob:
+    """``job`` submitted at ``submit``, its deadlines keeping their slack."""
+    # submit + slack, not t + shift: the slack as the trace wrote it, no rounding drift.
+    steps = tuple((submit + (t - job.submit), v) for t, v in job.deadlines)
+    return replace(job, id=new_id or job.id, submit=submit, deadlines=steps)
+
+
+def scale_density(
+    jobs: tuple[SimJob, ...], density: float, rule: DensityRule, seed: int
+) -> tuple[SimJob, ...]:
+    """``jobs`` (in engine order) at ``density`` times their jobs per unit of time.
+
+    Parameters
+    ----------
+    jobs : tuple of SimJob
+        The base workload's jobs, in engine order (submit, id).
+    density : float
+        In (0, :data:`MAX_DENSITY`]; 1 returns ``jobs`` unchanged.
+    rule : {"sample", "compress"}
+        Remove / inject jobs (Chronus Fig. 9), or divide the gaps between
+        submissions (the module docstring).
+    seed : int
+        The draws' seed (the run's).
+
+    Returns
+    -------
+    tuple of SimJob
+        The new jobs (not sorted: :meth:`Workload.of` sorts them).
+
+    Examples
+    --------
+    >>> base = tuple(SimJob(str(i), float(10 * i), 1, 5.0, deadlines=((10.0 * i + 8, 1.0),))
+    ...              for i in range(10))
+    >>> len(scale_density(base, 0.8, "sample", 0)), len(scale_density(base, 1.2, "sample", 0))
+    (8, 12)
+    >>> [(j.submit, j.deadlines) for j in scale_density(base, 2.0, "compress", 0)[:3]]
+    [(0.0, ((8.0, 1.0),)), (5.0, ((13.0, 1.0),)), (10.0, ((18.0, 1.0),))]
+    """
+    if not (0.0 < density <= MAX_DENSITY) or math.isnan(density):
+        raise InvalidInstanceError("density", f"must be in (0, {MAX_DENSITY:g}], got {density!r}")
+    if density == 1.0 or not jobs:
+        return jobs
+    first = jobs[0].submit
+    if rule == "compress":
+        return tuple(_moved(j, first + (j.submit - first) / density) for j in jobs)
+    if rule != "sample":
+        raise InvalidInstanceError("density rule", f"must be sample or compress, got {rule!r}")
+    n = len(jobs)
+    drops, adds, times = (np.random.default_rng([seed, 9173, k]) for k in range(3))
+    if density < 1.0:
+        gone = set(drops.permutation(n)[: round((1.0 - density) * n)].tolist())
+        return tuple(j for i, j in enumerate(jobs) if i not in gone)
+    extra = round((density - 1.0) * n)
+    picks = adds.integers(0, n, size=extra)
+    last = max(j.submit for j in jobs)
+    when = times.uniform(first, last, size=extra) if last > first else np.full(extra, first)
+    numeric = all(j.id.isdigit() for j in jobs)
+    top = max((int(j.id) for j in jobs), default=-1) if numeric else 0
+    injected = []
+    for k, (i, t) in enumerate(zip(picks.tolist(), when.tolist(), strict=True)):
+        template = jobs[i]
+        new_id = str(top + 1 + k) if numeric else f"{template.id}+{k}"
+        injected.append(_moved(template, float(round(t, 3)), new_id))
+    return jobs + tuple(injected)
+
+
+def offered_load(jobs: tuple[SimJob, ...], gpus: int) -> float:
+    """GPU-time submitted per unit of submission span, over ``gpus`` GPUs (0 when undefined).
+
+    Examples
+    --------
+    >>> offered_load((SimJob("a", 0.0, 4, 10.0), SimJob("b", 10.0, 4, 10.0)), 8)
+    1.0
+    """
+    if len(jobs) < 2 or gpus <= 0:
+        return 0.0
+    span = max(j.submit for j in jobs) - min(j.submit for j in jobs)
+    if span <= 0:
+        return 0.0
+    return sum(j.gpus * j.work for j in jobs) / (span * gpus)
+
+
 @dataclass(frozen=True, slots=True)
 class PaperWorkload(WorkloadSpec):
-    """A workload spec plus a job-shape rule and a label for the report.
+    """A workload spec plus a job-shape rule, a job density and a label for the report.
+
+    ``density`` and ``density_rule``: :func:`scale_density` applied after
+    loading (1: the workload as it is); ``label``: the report's name of the
+    base workload (a density other than 1 is appended: ``"P_MIX2 x1.2"``).
 
     Examples
     --------
     >>> w = PaperWorkload("bundled", elastic=ElasticRule(), label="excerpt").load(0)
     >>> len(w.jobs), w.jobs[0].max_gpus == 2 * w.jobs[0].gpus, w.name
     (5217, True, 'excerpt')
+    >>> PaperWorkload("bundled", label="excerpt", density=1.2).name
+    'excerpt x1.2'
     """
 
     elastic: ElasticRule | None = None
     label: str = ""
+    density: float = 1.0
+    density_rule: DensityRule = "sample"
 
     def load(self, seed: int) -> Workload:
         base = WorkloadSpec.load(self, seed)
-        if self.elastic is None:
-            jobs = base.jobs
-        else:
-            jobs = tuple(self.elastic.apply(j) for j in base.jobs)
+        jobs = scale_density(base.jobs, self.density, self.density_rule, seed)
+        if self.elastic is not None:
+            jobs = tuple(self.elastic.apply(j) for j in jobs)
         return Workload.of(jobs, self.name)
 
     @property
-    def name(self) -> str:
+    def base_name(self) -> str:
+        """The name without the density (the report's workload)."""
         return self.label or WorkloadSpec.name.fget(self)  # type: ignore[attr-defined]
+
+    @property
+    def name(self) -> str:
+        if self.density == 1.0:
+            return self.base_name
+        return f"{self.base_name} x{self.density:g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +248,9 @@ class OnesWorkload(PaperWorkload):
     ones: OnesSpec = field(default_factory=OnesSpec)
 
     def load(self, seed: int) -> Workload:
-        return Workload.of(generate_ones(self.ones, seed).jobs, self.name)
+        jobs = generate_ones(self.ones, seed).jobs
+        return Workload.of(scale_density(jobs, self.density, self.density_rule, seed), self.name)
 
     @property
-    def name(self) -> str:
+    def base_name(self) -> str:
         return self.label or f"ones-{self.ones.jobs}"

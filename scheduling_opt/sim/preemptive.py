@@ -30,6 +30,7 @@ on GPUs left free.
 from __future__ import annotations
 
 import heapq
+import math
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
 from scheduling_opt.sim.policy import PENDING, RUNNING, Decision, JobView, View
@@ -356,6 +357,12 @@ class Tiresias(_Preemptive):
         if q < len(self.thresholds):
             held = sum(g for _, g in placement)
             at = now + (self.thresholds[q] - las) / held
+            # A job within the crossing tolerance of its threshold (las just
+            # below th - 1e-9, held large) would be re-timed to a crossing
+            # that before_walk pops again at once, at the same instant, for
+            # ever (the bundled day on 30 x 8 GPUs hung, growing past 6 GB):
+            # the timer goes just past the pop tolerance, where it crosses.
+            at = max(at, math.nextafter(now + 1e-9, math.inf))
             heapq.heappush(self.demotions, (at, job.index))
 
     def started_now(self, job: JobView, placement: Placement, now: float) -> None:

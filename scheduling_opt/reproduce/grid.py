@@ -1,0 +1,219 @@
+"""A paper's runs as a grid of (workload, density) points, and each claim evaluated over it.
+
+:func:`points` groups the runs of a reproduction by base workload and job
+density (:class:`Point`: the runs of every policy and seed there, their
+mean metrics, the measured offered load). :func:`evaluate` computes every
+claim the way it is stated and gives it a verdict
+(:mod:`~scheduling_opt.reproduce.verdict`):
+
+- a ``point`` claim, on each workload at the density of the paper's own
+  conditions (:meth:`~scheduling_opt.reproduce.papers.PaperSet.judged`):
+  ours from the mean over seeds of each policy's metrics, plus the number
+  of every seed, and how many of them point the paper's way;
+- a ``grid`` claim ("up to"): the largest number over every point of the
+  grid, with the workload, density and baseline where it occurs.
+
+:func:`sweep_table` gives a claim's number at every point, for the load
+sweep's table and plot. Cost: O(points x policies x claims).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scheduling_opt.reproduce.papers import Claim, PaperSet
+from scheduling_opt.reproduce.verdict import Verdict, judge, same_direction
+from scheduling_opt.reproduce.workloads import PaperWorkload, offered_load
+from scheduling_opt.sim.sweep import RunResult
+
+Metrics = dict[str, dict[str, float]]
+
+
+def mean_metrics(results: Sequence[RunResult]) -> Metrics:
+    """``policy -> metric -> mean over seeds``.
+
+    Examples
+    --------
+    >>> mean_metrics([])
+    {}
+    """
+    sums: dict[str, dict[str, float]] = {}
+    counts: dict[str, int] = {}
+    for r in results:
+        acc = sums.setdefault(r.config.policy, {})
+        for k, v in r.metrics.items():
+            acc[k] = acc.get(k, 0.0) + v
+        counts[r.config.policy] = counts.get(r.config.policy, 0) + 1
+    return {p: {k: v / counts[p] for k, v in m.items()} for p, m in sums.items()}
+
+
+def coordinates(result: RunResult) -> tuple[str, float]:
+    """``(base workload name, density)`` of a run (density 1 for a plain workload spec)."""
+    spec = result.config.workload
+    if isinstance(spec, PaperWorkload):
+        return spec.base_name, spec.density
+    return result.workload_name, 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """The runs of one (workload, density) point of the grid."""
+
+    workload: str
+    density: float
+    results: tuple[RunResult, ...]
+
+    @property
+    def metrics(self) -> Metrics:
+        """Each policy's metrics, mean over seeds."""
+        return mean_metrics(self.results)
+
+    def seeds(self) -> list[Metrics]:
+        """Each seed's ``policy -> metrics`` (in seed order)."""
+        by_seed: dict[int, list[RunResult]] = {}
+        for r in self.results:
+            by_seed.setdefault(r.config.seed, []).append(r)
+        return [mean_metrics(by_seed[s]) for s in sorted(by_seed)]
+
+    @property
+    def offered_load(self) -> float:
+        """GPU-time submitted per unit of span over the cluster's GPUs (mean over runs)."""
+        loads = [
+            offered_load(r.output.jobs, r.config.servers * r.config.gpus_per_server)
+            for r in self.results
+        ]
+        return sum(loads) / len(loads) if loads else 0.0
+
+    @property
+    def label(self) -> str:
+        """``"P_MIX2"`` at density 1, ``"P_MIX2 x1.2"`` otherwise."""
+        return self.workload if self.density == 1.0 else f"{self.workload} x{self.density:g}"
+
+
+def points(results: Sequence[RunResult]) -> list[Point]:
+    """The grid's points, workloads in run order, densities ascending.
+
+    Examples
+    --------
+    >>> points([])
+    []
+    """
+    groups: dict[tuple[str, float], list[RunResult]] = {}
+    order: list[str] = []
+    for r in results:
+        workload, density = coordinates(r)
+        if workload not in order:
+            order.append(workload)
+        groups.setdefault((workload, density), []).append(r)
+    keys = sorted(groups, key=lambda k: (order.index(k[0]), k[1]))
+    return [Point(w, d, tuple(groups[(w, d)])) for w, d in keys]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRow:
+    """One claim's number, where it was taken, the seeds' numbers and the verdict."""
+
+    claim: Claim
+    where: str
+    ours: float | None
+    baseline: str
+    seeds: tuple[float | None, ...]
+    verdict: Verdict
+    #: ``"<baseline>: <metric> -> <policy>: <metric>"`` of the mean metrics.
+    values: str
+
+    @property
+    def seeds_agreeing(self) -> int:
+        """Seeds whose number points the paper's way."""
+        c = self.claim
+        return sum(1 for v in self.seeds if v is not None and same_direction(c.kind, c.paper, v))
+
+    def spread(self) -> str:
+        """The seeds' numbers: ``"min..max, k/n the paper's way"`` (empty for one seed)."""
+        known = [v for v in self.seeds if v is not None]
+        if len(self.seeds) < 2 or not known:
+            return ""
+        c = self.claim
+        span = f"{c.show(min(known))}..{c.show(max(known))}"
+        if c.kind == "reduction":  # shown negated: the larger reduction prints first
+            span = f"{c.show(max(known))}..{c.show(min(known))}"
+        if c.kind == "value":
+            return span
+        return f"{span}, {self.seeds_agreeing}/{len(self.seeds)} the paper's way"
+
+
+def _values(claim: Claim, metrics: Mapping[str, Mapping[str, float]], baseline: str) -> str:
+    if claim.policy not in metrics or (claim.kind != "value" and baseline not in metrics):
+        return ""
+    ours = metrics[claim.policy][claim.metric]
+    if claim.kind == "value":
+        return f"{claim.policy}: {ours:.4g}"
+    return f"{baseline}: {metrics[baseline][claim.metric]:.4g} -> {claim.policy}: {ours:.4g}"
+
+
+def _row(claim: Claim, point: Point) -> ClaimRow:
+    metrics = point.metrics
+    baseline = claim.base_of(metrics)
+    ours = claim.against(metrics, baseline)
+    seeds = tuple(claim.ours(m) for m in point.seeds())
+    return ClaimRow(
+        claim,
+        point.label,
+        ours,
+        baseline,
+        seeds,
+        judge(claim.kind, claim.paper, ours),
+        _values(claim, metrics, baseline),
+    )
+
+
+def evaluate(paper: PaperSet, results: Sequence[RunResult], *, quick: bool) -> list[ClaimRow]:
+    """Every claim of ``paper`` over ``results``, each with its verdict.
+
+    A ``point`` claim gives one row per workload at the judged density (or,
+    when that density was not run, at every density that was); a ``grid``
+    claim one row, at the point where it is largest.
+
+    Examples
+    --------
+    >>> from scheduling_opt.reproduce.papers import PAPERS
+    >>> evaluate(PAPERS["edl"], [], quick=True)[0].verdict.value
+    'no data'
+    """
+    grid = points(results)
+    at = paper.judged(quick)
+    judged = [p for p in grid if p.density == at] or grid
+    rows: list[ClaimRow] = []
+    for claim in paper.claims:
+        if claim.scope == "grid":
+            candidates = [_row(claim, p) for p in grid]
+            known = [r for r in candidates if r.ours is not None]
+            if known:
+                best = max(known, key=lambda r: r.ours if r.ours is not None else 0.0)
+                rows.append(best)
+                continue
+            rows.append(_missing(claim, "the grid"))
+            continue
+        if not judged:
+            rows.append(_missing(claim, "no run"))
+        rows += [_row(claim, p) for p in judged]
+    return rows
+
+
+def _missing(claim: Claim, where: str) -> ClaimRow:
+    return ClaimRow(claim, where, None, claim.baseline, (), Verdict.NO_DATA, "")
+
+
+def sweep_table(claim: Claim, grid: Sequence[Point]) -> dict[str, dict[float, float | None]]:
+    """``workload -> density -> our number`` of ``claim`` (its own baseline rule at each point).
+
+    Examples
+    --------
+    >>> sweep_table(Claim("x", "jct_mean", "ratio", 2.0, "a", "b"), [])
+    {}
+    """
+    out: dict[str, dict[float, float | None]] = {}
+    for p in grid:
+        out.setdefault(p.workload, {})[p.density] = claim.ours(p.metrics)
+    return out

@@ -1,0 +1,54 @@
+"""The load sweep's plot: each claim's number against the measured offered load.
+
+One panel per claim that has a direction (reductions, ratios), one line per
+base workload, a dashed line at the paper's number and a dotted one at "no
+difference". matplotlib is optional: without it no plot is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scheduling_opt.reproduce.grid import Point
+from scheduling_opt.reproduce.papers import PaperSet
+
+
+def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool:
+    """Write the plot to ``path``; False when matplotlib is missing or nothing to draw."""
+    claims = [c for c in paper.claims if c.kind != "value"]
+    if not claims or len({p.density for p in grid}) < 2:
+        return False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    cols = min(3, len(claims))
+    rows = -(-len(claims) // cols)
+    fig: Any
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    workloads = list(dict.fromkeys(p.workload for p in grid))
+    for ax, claim in zip(axes.flat, claims, strict=False):
+        for w in workloads:
+            pts = sorted((p.offered_load, claim.ours(p.metrics)) for p in grid if p.workload == w)
+            xs = [x for x, y in pts if y is not None]
+            ys = [y if claim.kind == "ratio" else -y for x, y in pts if y is not None]
+            if xs:
+                ax.plot(xs, ys, marker="o", label=w)
+        paper_y = claim.paper if claim.kind == "ratio" else -claim.paper
+        ax.axhline(paper_y, linestyle="--", color="grey", linewidth=0.8, label="paper")
+        ax.axhline(1.0 if claim.kind == "ratio" else 0.0, linestyle=":", color="black", lw=0.6)
+        ax.set_title(claim.what, fontsize="small")
+        ax.set_xlabel("offered load")
+        ax.set_ylabel("x lower" if claim.kind == "ratio" else "change (%)")
+    for ax in list(axes.flat)[len(claims) :]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize="x-small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
