@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/sim_fingerprints.py [--set fast|all] [--record FILE | --check FILE]
+    python benchmarks/sim_fingerprints.py [--set fast|all|full] [--traces DIR]
+        [--only TEXT] [--record FILE | --check FILE]
 
 Each case is one :class:`~scheduling_opt.sim.sweep.RunConfig` (every
 baseline on the bundled excerpt, each paper policy on its ``--quick``
@@ -15,7 +16,13 @@ bit changes the hash). ``--record`` writes ``case -> fingerprint``;
 ``--check`` compares with a recorded file and exits 1 on any difference.
 The fast set (a minute or two) covers every engine feature: capacity
 changes (Aryl), speed factors (ONES), GPU sharing and upgrades (AntMan),
-resizes (EDL), preemption (Tiresias, SRTF, Chronus' terms).
+resizes (EDL), preemption (Tiresias, SRTF, Chronus' terms). The full set
+(tens of minutes: run it niced) is each paper's full mode except Chronus'
+(``reproduce edl|antman|ones|aryl``, ``ones-exact`` left out as above) and
+every baseline on the full P_MIX2 trace: the runs ``benchmarks/bench_sim.py``
+times. It needs ``--traces DIR`` (the Chronus-Philly trace folder; default
+``../shared/traces/chronus-philly`` beside the project). ``--record`` writes
+after every case, so an interrupted run keeps what it computed.
 """
 
 from __future__ import annotations
@@ -64,8 +71,27 @@ def _synthetic(jobs: int, elastic: ElasticRule | None = None) -> WorkloadSpec:
     return PaperWorkload("synthetic", synthetic=spec, elastic=elastic, label=f"syn-{jobs}-el")
 
 
-def cases(which: str) -> dict[str, RunConfig]:
-    """The named configurations of set ``which`` (``fast`` or ``all``)."""
+DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "chronus-philly"
+
+
+def full_cases(traces: Path) -> dict[str, RunConfig]:
+    """The full-mode runs: the papers' full sets (not Chronus') and the baselines on P_MIX2."""
+    out: dict[str, RunConfig] = {}
+    for name in ("edl", "antman", "ones", "aryl"):
+        for c in PAPERS[name].configs(quick=False, traces=traces):
+            if c.policy == "ones-exact":
+                continue
+            out[f"{c.policy}/{name}-full-s{c.seed}"] = c
+    mix2 = WorkloadSpec("trace", str((traces / "trace_job_Philly_MIX2.csv").resolve()))
+    for p in BASELINES:
+        out[f"{p}/P_MIX2-120x8"] = RunConfig(p, mix2)
+    return out
+
+
+def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
+    """The named configurations of set ``which`` (``fast``, ``all`` or ``full``)."""
+    if which == "full":
+        return full_cases(traces)
     out: dict[str, RunConfig] = {}
     small = _synthetic(300)
     elastic = _synthetic(300, ElasticRule(share=0.5, min_fraction=0.5))
@@ -98,14 +124,15 @@ def cases(which: str) -> dict[str, RunConfig]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=("fast", "all"), default="fast")
+    parser.add_argument("--set", choices=("fast", "all", "full"), default="fast")
+    parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
     parser.add_argument("--only", help="run the cases whose name contains this text")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--record", type=Path, help="write the fingerprints here (JSON)")
     group.add_argument("--check", type=Path, help="compare with a recorded file")
     args = parser.parse_args()
 
-    chosen = cases(args.set)
+    chosen = cases(args.set, args.traces)
     if args.only:
         chosen = {k: v for k, v in chosen.items() if args.only in k}
     recorded = json.loads(args.check.read_text()) if args.check else {}
@@ -121,10 +148,10 @@ def main() -> int:
             verdict = "same" if want == fp else ("NEW" if want is None else "DIFFERENT")
             bad += verdict == "DIFFERENT"
         print(f"{name:42s} {fp[:16]} {time.process_time() - t0:7.1f} s CPU {verdict}", flush=True)
-    if args.record:
-        old = json.loads(args.record.read_text()) if args.record.exists() else {}
-        old.update(got)
-        args.record.write_text(json.dumps(old, indent=1, sort_keys=True) + "\n")
+        if args.record:
+            old = json.loads(args.record.read_text()) if args.record.exists() else {}
+            old[name] = fp
+            args.record.write_text(json.dumps(old, indent=1, sort_keys=True) + "\n")
     if bad:
         print(f"{bad} case(s) differ", file=sys.stderr)
     return 1 if bad else 0

@@ -383,6 +383,34 @@ class Placement:
             )
         )
 
+    @classmethod
+    def _trusted(cls, mapping: Mapping[str, Mapping[str, int]]) -> Placement:
+        """``from_mapping`` without the checks, for a mapping already in checked form.
+
+        The caller guarantees what the rows' constructors would check: job
+        and server names, worker counts that are ints > 0 (zero counts are
+        still dropped). For a solver's scratch copy of a placement it built
+        itself (EDL's next-plan check rebuilt and re-validated a row per
+        (job, server) at every compaction it considered). O(rows).
+        """
+        rows = []
+        by_job: dict[str, dict[str, int]] = {}
+        new_row = object.__new__
+        for job, servers in mapping.items():
+            kept = {server: n for server, n in servers.items() if n}
+            if kept:
+                by_job[job] = kept
+            for server, n in kept.items():
+                row = new_row(PlacementRow)
+                object.__setattr__(row, "job", job)
+                object.__setattr__(row, "server", server)
+                object.__setattr__(row, "workers", n)
+                rows.append(row)
+        out = new_row(cls)
+        object.__setattr__(out, "rows", tuple(rows))
+        object.__setattr__(out, "_by_job", by_job)
+        return out
+
     def servers_of(self, job_id: str) -> Mapping[str, int]:
         """``{server: workers}`` of one job (empty if the job is not placed)."""
         return self._by_job.get(job_id, {})

@@ -9,11 +9,15 @@ Complexity: O(S log S + limit * S) for S servers.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Cluster, Job
 from scheduling_opt.policies._numbers import as_int, expect
+
+#: A server's key: its id, or its index where a caller works with indices.
+K = TypeVar("K", bound=Hashable)
 
 
 def locality_limit(cluster: Cluster, job: Job, gpus: int | None = None) -> int:
@@ -60,12 +64,12 @@ def locality_limit(cluster: Cluster, job: Job, gpus: int | None = None) -> int:
 
 
 def pick_servers(
-    usable: Mapping[str, int],
+    usable: Mapping[K, int],
     need: int,
     limit: int,
-    rank: Mapping[str, int],
-    prefer: Mapping[str, int] | None = None,
-) -> list[str]:
+    rank: Mapping[K, int],
+    prefer: Mapping[K, int] | None = None,
+) -> list[K]:
     """Up to ``limit`` servers covering as much of ``need`` as possible.
 
     Largest first (ties: more ``prefer``, e.g. the job's own reservation
@@ -110,13 +114,13 @@ def pick_servers(
     limit = as_int(limit, "limit", 0)
     missing = [s for s in usable if s not in rank]
     if missing:
-        raise InvalidInstanceError("rank", f"no rank for servers {sorted(missing)[:5]}")
-    pref = prefer or {}
+        raise InvalidInstanceError("rank", f"no rank for servers {sorted(missing, key=str)[:5]}")
+    pref: Mapping[K, int] = prefer or {}
     candidates = sorted(
         (s for s, u in usable.items() if u > 0),
         key=lambda s: (-usable[s], -pref.get(s, 0), rank[s]),
     )
-    chosen: list[str] = []
+    chosen: list[K] = []
     left = need
     while len(chosen) < limit and left > 0:
         rest = [s for s in candidates if s not in chosen]

@@ -38,6 +38,7 @@ from scheduling_opt.sim.policy import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload
 from scheduling_opt.testing import edl_jobs
+from tests.policies.edl_rebuild import RebuildAdapter
 from tests.policies.edl_rollout import rollout
 
 # --- the step as it was -----------------------------------------------------------------
@@ -234,7 +235,7 @@ def test_trusted_constructors_build_what_the_public_ones_build() -> None:
 # --- the adapter as it was --------------------------------------------------------------
 
 
-class _ReferenceAdapter(EdlTiresias):
+class _ReferenceAdapter(RebuildAdapter):
     """The adapter's ``decide`` before the change: the whole state rebuilt and validated."""
 
     def decide(self, view: View) -> Decision:
@@ -265,7 +266,7 @@ class _ReferenceAdapter(EdlTiresias):
 class _Recorder:
     """Wraps a policy and keeps every (time, decision) it returns."""
 
-    def __init__(self, policy: EdlTiresias) -> None:
+    def __init__(self, policy: EdlTiresias | RebuildAdapter) -> None:
         self.policy = policy
         self.name = policy.name
         self.calls: list[tuple[float, Decision]] = []
@@ -276,7 +277,9 @@ class _Recorder:
         return d
 
 
-def _run(workload: Workload, servers: int, policy: EdlTiresias) -> tuple[object, ...]:
+def _run(
+    workload: Workload, servers: int, policy: EdlTiresias | RebuildAdapter
+) -> tuple[object, ...]:
     rec = _Recorder(policy)
     try:
         out = simulate(workload, ClusterSpec.uniform(servers, 8), rec)  # type: ignore[arg-type]

@@ -3,7 +3,7 @@
 Shared by the step (Tiresias plan, expansion) and compaction, which must see
 each other's changes within the round; never escapes
 :func:`~.elastic_tiresias.elastic_tiresias_step`. O(S) to build, O(1) per
-worker moved.
+worker moved. A copy starts with an empty ``memo``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ class Round:
     held: Mapping[str, int] = field(default_factory=dict)
     # Jobs add() changed (a job placed by keep() and never touched keeps its rows).
     touched: set[str] = field(default_factory=set)
+    # What compaction computed on this round as it is (donors, obtainable
+    # GPUs); every add() and keep() empties it.
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict)
 
     def copy(self) -> Round:
         alloc = {k: dict(v) for k, v in self.alloc.items()}
@@ -54,6 +57,8 @@ class Round:
         return self.count.get(job_id, 0)
 
     def add(self, job_id: str, server: str, n: int) -> None:
+        if self.memo:
+            self.memo.clear()
         self.touched.add(job_id)
         self.count[job_id] = self.count.get(job_id, 0) + n
         servers = self.alloc.setdefault(job_id, {})
@@ -70,6 +75,8 @@ class Round:
         What ``add`` once per server does, less the bookkeeping: a kept job is
         not ``touched``.
         """
+        if self.memo:
+            self.memo.clear()
         self.alloc[job_id] = dict(servers)
         self.count[job_id] = workers
         g = self.jobs[job_id].job.gpus_per_worker

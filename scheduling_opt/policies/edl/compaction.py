@@ -6,16 +6,19 @@ donors' marginal losses), on the servers EDL's locality rule allows, and
 starts with the worker count that maximizes its gain when that gain is
 positive. EDL (TPDS '22) §5 Algorithm 1 lines 1-6, §5.1 footnote 4, §6.3
 (r = 0.5). O(J + S + P L D) per waiting job (P its requested workers,
-L <= ceil(P g / m) servers, D donors).
+L <= ceil(P g / m) servers, D donors); the O(J + S) part (donors and the
+workers obtainable per server) once per change of the round, since it
+depends on the waiting job only through its queue, GPU type and worker size.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import EdlJob
-from scheduling_opt.policies.locality import locality_limit, pick_servers
+from scheduling_opt.policies.locality import pick_servers
 
 #: Gains closer than this are ties.
 TOLERANCE = 1e-9
@@ -73,6 +76,38 @@ def _cheapest_worker(
     return loss, taken
 
 
+_Offer = tuple[list[EdlJob], dict[str, int], list[int], int]
+
+
+def _offer(r: Round, j: EdlJob) -> _Offer:
+    """Waiting j's donors, workers obtainable per server (and those counts, largest first), m.
+
+    They depend on j only through its queue (the donors' lowest queue),
+    GPU type and GPUs per worker, and on the round, so they are kept in
+    ``r.memo`` until the round changes (``Round.add``, ``keep``): a compaction round
+    asks for them for every waiting job, and most start nothing. O(J + S)
+    when computed, O(1) when kept.
+    """
+    d = j.job.gpus_per_worker
+    key = ("offer", max(1, r.queue[j.id]), j.job.gpu_type, d)
+    kept = r.memo.get(key) if j.id not in r.alloc else None
+    if kept is not None:
+        return kept  # type: ignore[return-value]
+    donors = _donors(r, j)
+    give = dict.fromkeys(r.free, 0)
+    for x in donors:
+        slack = r.count[x.id] - r.floors[x.id]
+        for server, n in r.alloc[x.id].items():
+            give[server] += min(n, slack) * x.job.gpus_per_worker
+    fits = [s for s in r.state.cluster.servers if j.job.fits(s)]
+    obtainable = {s.id: (r.free[s.id] + give[s.id]) // d for s in fits}
+    top = sorted(obtainable.values(), reverse=True)
+    offer = (donors, obtainable, top, max((s.gpus for s in fits), default=0))
+    if j.id not in r.alloc:
+        r.memo[key] = offer
+    return offer
+
+
 def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) -> int:
     """Algorithm 1 lines 2-4 for one waiting job: scale in lower-queue jobs to start it.
 
@@ -85,17 +120,13 @@ def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) 
     With ``accept``, the round after the start is first built on a copy and
     kept only if ``accept`` approves it (the step's next-plan check).
     """
-    d = j.job.gpus_per_worker
-    donors = _donors(r, j)
-    give = dict.fromkeys(r.free, 0)
-    for x in donors:
-        slack = r.count[x.id] - r.floors[x.id]
-        for server, n in r.alloc[x.id].items():
-            give[server] += min(n, slack) * x.job.gpus_per_worker
-    obtainable = {
-        s.id: (r.free[s.id] + give[s.id]) // d for s in r.state.cluster.servers if j.job.fits(s)
-    }
-    limit = locality_limit(r.state.cluster, j.job, j.requested_gpus)
+    donors, obtainable, top, m = _offer(r, j)
+    limit = math.ceil(j.requested_gpus / m) if m else 0  # locality_limit, m cached
+    # The servers chosen below give at most the `limit` largest obtainable
+    # counts: when even those fall short of min_j, j cannot start (most
+    # waiting jobs of a compaction round end here).
+    if sum(top[:limit]) < j.job.min_workers:
+        return 0
     servers = pick_servers(obtainable, j.parallelism, limit, r.rank)
     if sum(obtainable[s] for s in servers) < j.job.min_workers:
         return 0

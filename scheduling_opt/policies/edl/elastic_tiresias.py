@@ -10,13 +10,15 @@ listed in docs/elastic.md.
 
 Complexity per step, J jobs, S servers: ordering O(J log J); the Tiresias
 plan O(J S log S); compaction (:mod:`.compaction`) O(J + S + P L D) per
-waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors),
+waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors;
+the donors and obtainable GPUs are computed once per change of the round),
 plus one re-run of the plan per job it would start (the fixed-point check);
-expansion O(W J S) for W workers added.
+expansion O(J log J + W log J) plus server scans for W workers added.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Mapping
@@ -35,7 +37,7 @@ from scheduling_opt.policies.edl.model import (
     qos_floor,
     worker_counts,
 )
-from scheduling_opt.policies.locality import pick_servers
+from scheduling_opt.policies.locality import K, pick_servers
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
 
@@ -73,8 +75,8 @@ def _place_gang(
 
 
 def gang_on(
-    usable: dict[str, int], workers: int, limit: int, rank: dict[str, int]
-) -> dict[str, int] | None:
+    usable: Mapping[K, int], workers: int, limit: int, rank: Mapping[K, int]
+) -> dict[K, int] | None:
     """``workers`` on at most ``limit`` of the ``usable`` servers (free workers each), or None.
 
     :func:`~scheduling_opt.policies.locality.pick_servers` chooses the
@@ -83,7 +85,7 @@ def gang_on(
     servers = pick_servers(usable, workers, limit, rank)
     if sum(usable[s] for s in servers) < workers:
         return None
-    out: dict[str, int] = {}
+    out: dict[K, int] = {}
     left = workers
     for s in servers:
         n = min(usable[s], left)
@@ -147,7 +149,8 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
     started keeps G0: its service restarts at 0), so the same priority order.
     """
     state = r.state
-    placement = Placement.from_mapping(r.alloc)
+    # Trusted: the round's own counts, each > 0 or dropped, on its own servers.
+    placement = Placement._trusted(r.alloc)
     nxt = Round(
         EdlState._trusted(state.cluster, state.jobs, placement, r.params),
         r.params,
@@ -201,35 +204,60 @@ def _expand(r: Round, order: list[EdlJob]) -> None:
     a new server only within ceil((p+1) g / m) servers. Ties: priority order,
     then a server the job already uses, then cluster order.
 
-    Each pass looks at the jobs by their key (gain, priority) and searches a
-    server only for a job that beats the best found so far; a job's servers
-    (those its GPU type fits, in cluster order) and m are computed once per
-    call, so a pass costs O(J) plus the server scans of the candidates
-    instead of O(J S) (a locality limit per job per pass was O(S) too).
+    The jobs wait in a heap by their key (-gain, priority position); the
+    top job with a server gets a worker and goes back with its next gain.
+    A job without a server is dropped for the call: a worker added elsewhere
+    only takes free GPUs and changes no other job's workers or servers, so
+    it never finds one later. The first job popped that has a server is the
+    one a scan of every job would choose (issue 25; before, each worker
+    scanned every job). A job's servers (those its GPU type fits, in cluster
+    order) and m are computed once per call; only jobs with a server when
+    the call starts get a key, and the loop stops when no GPU is idle.
+    O(J log J + W log J) plus the server scans, for W workers added.
     """
+    left = sum(r.free.values())
+    if left <= 0:
+        return  # no idle GPU: no job finds a server
     fitting: dict[str | None, _Fitting] = {}
-    for j in order:
-        t = j.job.gpu_type
+    heap: list[tuple[float, int]] = []
+    workers = r.count.get
+    for i, j in enumerate(order):
+        job = j.job
+        p = workers(job.id, 0)
+        if not p or p >= job.max_workers or not job.elastic:
+            continue
+        t = job.gpu_type
         if t not in fitting:
-            servers = [s for s in r.state.cluster.servers if j.job.fits(s)]
+            servers = [s for s in r.state.cluster.servers if job.fits(s)]
             ids = [s.id for s in servers]
             fitting[t] = (ids, frozenset(ids), max((s.gpus for s in servers), default=0))
-    while True:
-        best: tuple[float, int] | None = None
-        choice: tuple[EdlJob, str] | None = None
-        for i, j in enumerate(order):
-            p = r.workers(j.id)
-            if not p or not j.job.elastic or p >= j.job.max_workers:
-                continue
-            gain = j.throughput(p + 1) / j.throughput(p) - 1
-            if gain <= 0 or (best is not None and (-gain, i) >= best):
-                continue
-            server = _expansion_server(r, j, p, fitting[j.job.gpu_type])
-            if server is not None:
-                best, choice = (-gain, i), (j, server)
-        if choice is None:
-            return
-        r.add(choice[0].id, choice[1], 1)
+        # Without a server now, never in this call (above): not worth a key.
+        if _expansion_server(r, j, p, fitting[t]) is None:
+            continue
+        key = _expansion_key(r, j)
+        if key is not None:
+            heap.append((key, i))
+    heapq.heapify(heap)
+    while heap and left > 0:
+        _, i = heapq.heappop(heap)
+        j = order[i]
+        server = _expansion_server(r, j, r.workers(j.id), fitting[j.job.gpu_type])
+        if server is None:
+            continue
+        r.add(j.id, server, 1)
+        left -= j.job.gpus_per_worker
+        key = _expansion_key(r, j)
+        if key is not None:
+            heapq.heappush(heap, (key, i))
+
+
+def _expansion_key(r: Round, j: EdlJob) -> float | None:
+    """-gain of one more worker of running elastic ``j``, None when it may not grow or gains <= 0."""
+    p = r.workers(j.id)
+    if not p or not j.job.elastic or p >= j.job.max_workers:
+        return None
+    gain = j.throughput(p + 1) / j.throughput(p) - 1
+    return -gain if gain > 0 else None
 
 
 def _expansion_server(r: Round, j: EdlJob, p: int, fitting: _Fitting) -> str | None:
@@ -271,6 +299,34 @@ def _placement(r: Round) -> Placement:
         else:
             rows.extend(previous[job])
     return Placement(tuple(rows))
+
+
+def elastic_rules(r: Round, order: list[EdlJob], preempted: list[str], started: list[str]) -> Mode:
+    """Compaction when more than N jobs wait, expansion when none does (after the plan's restore).
+
+    ``order`` is the round's priority order, ``preempted`` the plan's
+    victims still preempted; jobs compaction starts are appended to
+    ``started``. ``r.floors`` is filled from the state's jobs when empty.
+    Returns the rule that ran. Shared by the step and the simulator's
+    incremental adapter, which calls it only when a rule runs.
+    """
+    p = r.params
+    waiting = [j for j in order if j.id not in r.alloc]
+    if len(waiting) > p.compaction:
+        if not r.floors:
+            r.floors = {j.job.id: qos_floor(j, p.qos) for j in r.state.jobs}
+        # A job Tiresias just preempted (a start took its GPUs) waits one round
+        # rather than restart smaller at once: stop-and-restart churn in a
+        # single round is no scale-in.
+        gone = set(preempted)
+        for j in waiting:
+            if j.id not in gone and _compact_stable(r, j, order):
+                started.append(j.id)
+        return "compaction"
+    if not waiting:
+        _expand(r, order)
+        return "expansion"
+    return "none"
 
 
 def queues(state: EdlState) -> tuple[dict[str, int], list[str]]:
@@ -388,20 +444,7 @@ def elastic_tiresias_step(
     mode: Mode = "none"
     if p.elastic:
         preempted = _restore_idle_victims(r, preempted)
-        waiting = [j for j in order if j.id not in r.alloc]
-        if len(waiting) > p.compaction:
-            mode = "compaction"
-            r.floors = {j.job.id: qos_floor(j, p.qos) for j in state.jobs}
-            # A job Tiresias just preempted (a start took its GPUs) waits one round
-            # rather than restart smaller at once: stop-and-restart churn in a
-            # single round is no scale-in.
-            gone = set(preempted)
-            for j in waiting:
-                if j.id not in gone and _compact_stable(r, j, order):
-                    started.append(j.id)
-        elif not waiting:
-            mode = "expansion"
-            _expand(r, order)
+        mode = elastic_rules(r, order, preempted, started)
     count = r.count
     changed = {k for k, n in held.items() if k in r.alloc and count[k] != n}
     # In arrival order, as the jobs are (a scan of all jobs only when one changed).

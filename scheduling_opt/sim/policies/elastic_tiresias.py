@@ -1,33 +1,54 @@
-"""EDL's Elastic-Tiresias in the simulator: an adapter to ``elastic_tiresias_step``.
+"""EDL's Elastic-Tiresias in the simulator: the step's rules kept incrementally across calls.
 
-At every call the unfinished jobs (pending and running, in workload order)
-become an :class:`~scheduling_opt.policies.edl.EdlState`: one worker per GPU,
-``min_gpus``..``max_gpus`` workers, the requested parallelism P_j = the
-trace's GPU count, the attained service (GPU-time since the last promotion),
-the time waited since the job last ran, and S(p)/S(1) from the job's scaling
-curve (the engine's speed model, so the policy's gains and the simulated
-speeds agree). The step's new placement is turned into preemptions, resizes
-(shrinks before growths, so a compaction frees GPUs before they are used)
-and starts. Timers: the next threshold crossing of a running job and the
-next starvation promotion of a waiting one. EDL (TPDS '22) §5.1 Algorithm 1,
-§6.3; Tiresias (NSDI '19).
+The policy is :func:`~scheduling_opt.policies.edl.elastic_tiresias_step`
+(EDL (TPDS '22) §5.1 Algorithm 1, §6.3; Tiresias (NSDI '19)) over the
+unfinished jobs: one worker per GPU, ``min_gpus``..``max_gpus`` workers, the
+requested parallelism P_j = the trace's GPU count, the attained service
+(GPU-time since the last promotion), the time waited since the job last
+ran, and S(p)/S(1) from the job's scaling curve (the engine's speed model,
+so the policy's gains and the simulated speeds agree). Its new placement
+becomes preemptions, resizes (shrinks before growths, so a compaction frees
+GPUs before they are used) and starts; the timer is the next threshold
+crossing of a running job or starvation promotion of a waiting one.
 
 Times: the trace's unit; ``unit_seconds`` converts EDL's thresholds (500 and
 10,000 GPU-seconds) and starvation limit (3,600 s) into it (60 for the
-Chronus-Philly minutes). A call costs one step, O(J S log S) for J
-unfinished jobs on S servers. The adapter validates each job (its speed-up
-curve, P_j) once, when it first sees it, and keeps each running job's
-placement rows until the job moves; per call it only updates service and
-waiting time and builds the state with the step's trusted constructors
-(the engine already enforces what their checks would: capacity, min..max).
+Chronus-Philly minutes).
+
+Cost (issue 25). Rebuilding the step's state at every call cost O(J)
+objects per call for J unfinished jobs, and the full P_MIX2 trace makes
+~30,000 calls over ~500-1,500 jobs. The adapter now keeps, across calls,
+each job's queue (a sorted list of indices per queue, so the priority order
+is their concatenation), each running job's workers, and a heap of the
+times at which a queue can change: a running job's next threshold crossing
+and a waiting job's starvation promotion, keyed a little early. A job's
+queue is recomputed exactly (``bisect`` on its attained service, as the
+step does) only when something happened to it or its heap time has come;
+every other job's queue is unchanged, because attained service only grows
+while a job runs at a fixed width and is constant while it waits. Per call
+the Tiresias plan walks the priority order once over plain integers
+(O(J), a few operations per job); the starts use the step's gang
+placement on the free GPUs plus the victims' (what the step's kept jobs
+leave); the timer is the exact minimum of the step's formula over the jobs
+that changed and the heap's first entries (the heap's keys are within
+float noise of the exact times, and entries are read until a key exceeds
+the best exact time found by more than that noise). Only a call in which
+compaction runs, or expansion with idle GPUs, builds the step's scratch
+round (O(J)) and runs the step's own rules
+(:func:`~scheduling_opt.policies.edl.elastic_tiresias.elastic_rules`). The
+decisions are the step's, call by call:
+``tests/policies/test_edl_incremental_equivalence.py`` runs the previous
+adapter (the whole state rebuilt and the pure step called at every call,
+``tests/policies/edl_rebuild.py``) beside this one.
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 
-from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
+from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies.edl import (
     DEFAULT_COMPACTION,
     DEFAULT_QOS,
@@ -36,10 +57,12 @@ from scheduling_opt.policies.edl import (
     EdlDecision,
     EdlJob,
     EdlState,
+    Mode,
     TiresiasParams,
-    elastic_tiresias_step,
+    qos_floor,
 )
-from scheduling_opt.policies.edl.model import worker_counts
+from scheduling_opt.policies.edl._round import Round
+from scheduling_opt.policies.edl.elastic_tiresias import elastic_rules, gang_on
 from scheduling_opt.sim.cluster import Placement as SimPlacement
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import _curve
@@ -69,7 +92,7 @@ def speedup(job: SimJob) -> tuple[float, ...]:
 
 
 class EdlTiresias:
-    """(Elastic-)Tiresias through :func:`~scheduling_opt.policies.edl.elastic_tiresias_step`.
+    """(Elastic-)Tiresias: :func:`~scheduling_opt.policies.edl.elastic_tiresias_step`'s rules.
 
     Parameters
     ----------
@@ -118,101 +141,423 @@ class EdlTiresias:
         )
         self.cluster: Cluster | None = None
         self.capacity: tuple[int, ...] = ()
-        # Per job: the EdlJob validated once (service and waiting are refreshed per call).
+        # Per unfinished job, by index (inserted at arrival, so in arrival order):
+        # the EdlJob validated once, its id, its P_j and its queue (after promotions).
         self.jobs: dict[int, EdlJob] = {}
-        # Per running job: its engine placement and the same as placement rows.
-        self.rows: dict[int, tuple[SimPlacement, tuple[PlacementRow, ...]]] = {}
+        self.ids: dict[int, str] = {}
+        self.want: dict[int, int] = {}
+        self.level: dict[int, int] = {}
+        # The same by id, as the step's round reads them (compaction's floors).
+        self.by_id: dict[str, EdlJob] = {}
+        self.floors: dict[str, int] = {}
+        # Job indices of each queue, ascending: the priority order is their concatenation.
+        levels = len(self.params.thresholds) + 1
+        self.lists: list[list[int]] = [[] for _ in range(levels)]
+        # The same split for the plan: running jobs, and waiting jobs by P_j.
+        self.runs: list[list[int]] = [[] for _ in range(levels)]
+        self.waits: list[dict[int, list[int]]] = [{} for _ in range(levels)]
+        self.on: set[int] = set()  # the jobs listed in ``runs``
+        # Workers of each queue's running jobs, and each one's as listed there.
+        self.run_total: list[int] = [0] * levels
+        self.listed: dict[int, int] = {}
+        # Per running job: its engine placement, workers and the step's placement
+        # (server ids), as of the last look at it.
+        self.running: dict[int, SimPlacement] = {}
+        self.count: dict[int, int] = {}
+        self.servers: dict[int, dict[str, int]] = {}
+        # Each unfinished job's queue by id (the step's round reads it so).
+        self.queue: dict[str, int] = {}
         self.offset: dict[int, float] = {}  # service at the last promotion to G0
+        # (time a little before a job's queue may change, job, stamp); stale when
+        # the stamp is not the job's current one.
+        self.events: list[tuple[float, int, int]] = []
+        self.stamp: dict[int, int] = {}
+        self.dirty: set[int] = set()  # jobs to look at again at the next call
+        self.rank: dict[int, int] = {}  # server index -> itself (the step's tie-break)
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
 
     def stats(self) -> dict[str, float]:
         """How many calls ran each elastic rule (``compaction``, ``expansion``, ``none``)."""
         return {f"calls_{k}": float(v) for k, v in self.modes.items()}
 
-    def _cluster(self, view: View) -> Cluster:
-        capacity = tuple(view.capacity)
+    def _cluster(self, capacity: tuple[int, ...]) -> Cluster:
         if self.cluster is None or capacity != self.capacity:
             servers = tuple(Server(f"s{i}", "V100", c) for i, c in enumerate(capacity) if c > 0)
             self.cluster = Cluster((GpuType("V100"),), servers)
             self.capacity = capacity
         return self.cluster
 
-    def _job(self, st: JobView) -> EdlJob:
-        job = self.jobs.get(st.index)
-        if job is None:
-            j = st.job
-            model = Job(str(st.index), j.min_gpus, j.max_gpus, j.work)
-            # The public constructor checks the curve and P_j, once per job.
-            job = self.jobs[st.index] = EdlJob(model, 0.0, 0.0, speedup(j), j.gpus)
-        return job
+    # ------------------------------------------------------------------ bookkeeping
 
-    def _rows(self, st: JobView) -> tuple[PlacementRow, ...]:
-        cached = self.rows.get(st.index)
-        if cached is not None and cached[0] == st.placement:
-            return cached[1]
-        job_id = str(st.index)
-        # Zero counts dropped, as Placement.from_mapping does.
-        rows = tuple(PlacementRow(job_id, f"s{s}", g) for s, g in st.placement if g)
-        self.rows[st.index] = (st.placement, rows)
-        return rows
+    def _admit(self, st: JobView) -> None:
+        """A new job: validated once (the public EdlJob constructor checks the curve and P_j)."""
+        i, j = st.index, st.job
+        key = str(i)
+        job = EdlJob(Job(key, j.min_gpus, j.max_gpus, j.work), 0.0, 0.0, speedup(j), j.gpus)
+        self.jobs[i] = job
+        self.ids[i] = key
+        self.want[i] = job.parallelism
+        self.by_id[key] = job
+        self.floors[key] = qos_floor(job, self.params.qos)
+        self.level[i] = -1
+        self.dirty.add(i)
+
+    def _forget(self, i: int) -> None:
+        level = self.level.pop(i, None)
+        if level is None:
+            return
+        if level >= 0:
+            self._unlist(i, level)
+            self._unsplit(i, level)
+        key = self.ids.pop(i)
+        del self.jobs[i], self.want[i], self.by_id[key], self.floors[key]
+        for d in (self.running, self.count, self.servers, self.offset, self.stamp):
+            d.pop(i, None)
+        del self.queue[key]
+        self.dirty.discard(i)
+
+    def _unlist(self, i: int, level: int) -> None:
+        lst = self.lists[level]
+        del lst[bisect.bisect_left(lst, i)]
+
+    def _unsplit(self, i: int, level: int) -> None:
+        if i in self.on:
+            self.on.discard(i)
+            self.run_total[level] -= self.listed.pop(i)
+            lst = self.runs[level]
+        else:
+            lst = self.waits[level][self.want[i]]
+        del lst[bisect.bisect_left(lst, i)]
+
+    def _requeue(self, i: int, q: int, running: bool) -> None:
+        old = self.level[i]
+        if old == q and (i in self.on) == running:
+            if running:  # a resize in place: the queue's total follows
+                n = self.count[i]
+                self.run_total[q] += n - self.listed[i]
+                self.listed[i] = n
+            return
+        if old >= 0:
+            self._unsplit(i, old)
+        if running:
+            self.on.add(i)
+            self.listed[i] = self.count[i]
+            self.run_total[q] += self.count[i]
+            bisect.insort(self.runs[q], i)
+        else:
+            bisect.insort(self.waits[q].setdefault(self.want[i], []), i)
+        if old != q:
+            if old >= 0:
+                self._unlist(i, old)
+            bisect.insort(self.lists[q], i)
+            self.level[i] = q
+            self.queue[self.ids[i]] = q
+
+    def _refresh(self, view: View, now: float) -> list[int]:
+        """Look again at the jobs that changed or whose heap time came; returns the promoted.
+
+        Each such job's queue is the step's: ``bisect`` on its attained
+        service now, G0 for a waiting job starving past the limit; its next
+        heap time is pushed. Promoted jobs are returned in arrival order.
+        """
+        p = self.params
+        th, levels, starvation = p.thresholds, len(p.thresholds), p.starvation
+        heap, stamp, dirty = self.events, self.stamp, self.dirty
+        # Keys run up to ~1e-11 early or late against the exact crossing (float
+        # noise of the service sums); a job is looked at from this much before.
+        tol = 1e-7 * (1.0 + abs(now))
+        while heap and heap[0][0] <= now + tol:
+            _, i, s = heapq.heappop(heap)
+            if stamp.get(i) == s:
+                dirty.add(i)
+        pending, running = view.pending, view.running
+        promoted: list[int] = []
+        offset = self.offset
+        for i in dirty:
+            st = running.get(i) or pending.get(i)
+            if st is None:
+                continue
+            las = float(max(0.0, st.service(now) - offset.get(i, 0.0)))
+            q = bisect.bisect_right(th, las)
+            s = stamp[i] = stamp.get(i, 0) + 1
+            place = st.placement
+            if place:
+                held = sum(g for _, g in place)
+                self.running[i] = place
+                self.count[i] = held
+                self.servers[i] = {f"s{s}": g for s, g in place if g}
+                if q < levels:
+                    heapq.heappush(heap, (now + (th[q] - las) / held, i, s))
+            else:
+                self.running.pop(i, None)
+                self.count.pop(i, None)
+                self.servers.pop(i, None)
+                if q:
+                    if float(max(0.0, now - st.queued_since)) >= starvation:
+                        promoted.append(i)
+                        q = 0
+                    else:
+                        heapq.heappush(heap, (st.queued_since + starvation, i, s))
+            self._requeue(i, q, bool(place))
+        dirty.clear()
+        promoted.sort()
+        return promoted
+
+    # ------------------------------------------------------------------ the call
 
     def decide(self, view: View) -> Decision:
         now = view.now
         for st in view.finished:
-            self.jobs.pop(st.index, None)
-            self.rows.pop(st.index, None)
-            self.offset.pop(st.index, None)
-        live = sorted((*view.pending.values(), *view.running.values()), key=lambda s: s.index)
-        if not live:
+            self._forget(st.index)
+        for st in view.arrived:
+            self._admit(st)
+        self.dirty.update(st.index for st in view.started)
+        self.dirty.update(st.index for st in view.evicted)
+        if not self.level:
             return Decision()
-        edl_jobs = []
-        rows: list[PlacementRow] = []
-        trusted = EdlJob._trusted
-        offset = self.offset
-        for st in live:
-            # float(): EdlJob's check would convert; both are finite and >= 0 here.
-            las = float(max(0.0, st.service(now) - offset.get(st.index, 0.0)))
-            waiting = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
-            base = self._job(st)
-            edl_jobs.append(trusted(base.job, las, waiting, base.speedup, base.requested))
-            if st.placement:
-                rows.extend(self._rows(st))
-        state = EdlState._trusted(
-            self._cluster(view), tuple(edl_jobs), Placement(tuple(rows)), self.params
-        )
-        decision = elastic_tiresias_step(state).decision
-        assert decision is not None  # a policy step always decides
-        return self._apply(view, state, decision)
-
-    def _apply(self, view: View, state: EdlState, decision: EdlDecision) -> Decision:
-        """Count the rule that ran, restart promoted jobs' service, translate for the engine."""
-        now = view.now
-        self.modes[decision.mode] += 1
-        for job_id in decision.promoted:
-            index = int(job_id)
-            self.offset[index] = view.pending[index].service(now)
-        return engine_decision(
-            decision, state.placement, self._wake(now, state, decision.placement)
-        )
-
-    def _wake(self, now: float, state: EdlState, new: Placement) -> float | None:
-        """The next threshold crossing of a running job or starvation promotion of a waiting one."""
-        p = self.params
-        best = math.inf
-        counts = worker_counts(new)
-        thresholds, starvation = p.thresholds, p.starvation
-        levels = len(thresholds)
-        for j in state.jobs:
-            q = bisect.bisect_right(thresholds, j.service)  # p.queue, inlined: once per job
-            held = counts.get(j.job.id, 0)
-            if held and q < levels:
-                at = now + (thresholds[q] - j.service) / held
-            elif q > 0 and not held:
-                at = now + max(0.0, starvation - j.waiting)
-            else:
+        promoted = self._refresh(view, now)
+        capacity = tuple(view.capacity)
+        count, want = self.count, self.want
+        # The Tiresias plan (the step's _base_plan): in priority order a job is in
+        # the plan while its GPUs fit the cluster's; a running job outside it stops.
+        budget = sum(capacity)
+        start: list[int] = []
+        preempted: list[int] = []
+        for q in range(len(self.runs)):
+            budget = self._plan_queue(q, budget, start, preempted)
+        # Kept jobs hold their GPUs; the victims' are free for the starts.
+        free = list(view.free)
+        for i in preempted:
+            for s, g in self.running[i]:
+                free[s] += g
+        m = max((c for c in capacity if c > 0), default=0)
+        if len(self.rank) != len(capacity):
+            self.rank = {s: s for s in range(len(capacity))}
+        started: list[int] = []
+        placed: dict[int, SimPlacement] = {}
+        top: list[int] = []  # the free counts, largest first (until a start changes them)
+        for i in start:
+            need = want[i]
+            limit = -(-need // m) if m else 0
+            # The gang fits iff the `limit` largest free counts cover it (the
+            # step's greedy takes the largest servers first): most attempts
+            # fail, and this test skips their O(S log S) server choice.
+            if not top:
+                top = sorted(free, reverse=True)
+            if sum(top[:limit]) < need:
                 continue
-            if now + _EPS < at < best:
-                best = at
+            usable = {s: f for s, f in enumerate(free) if f >= 1}
+            where = gang_on(usable, need, limit, self.rank)
+            if where is not None:
+                for s, n in where.items():
+                    free[s] -= n
+                started.append(i)
+                placed[i] = tuple(sorted(where.items()))
+                top = []
+        mode: Mode = "none"
+        resize: list[tuple[int, int, SimPlacement]] = []
+        after: dict[int, int] = {}  # new worker counts of the jobs the rules changed
+        p = self.params
+        if p.elastic:
+            still = []
+            for i in preempted:  # a victim whose GPUs no start took keeps running
+                place = self.running[i]
+                if all(free[s] >= g for s, g in place):
+                    for s, g in place:
+                        free[s] -= g
+                else:
+                    still.append(i)
+            preempted = still
+            waiting = len(self.level) - (len(count) - len(preempted) + len(started))
+            if waiting > p.compaction or (waiting == 0 and max(free, default=0) > 0):
+                mode = self._elastic_rules(capacity, free, preempted, started, placed, after)
+                resize = [(after[i] - count[i], i, placed[i]) for i in sorted(after) if i in count]
+                resize.sort()
+            elif waiting == 0:
+                mode = "expansion"  # no idle GPU: expansion changes nothing
+        self.modes[mode] += 1
+        for i in started:
+            after.setdefault(i, sum(n for _, n in placed[i]))
+        for i in preempted:
+            after[i] = 0
+        for i in promoted:
+            after.setdefault(i, 0)
+        wake = self._wake(view, now, after)
+        for i in after:  # look at them again next call; their heap entries are stale
+            self.stamp[i] += 1
+            self.dirty.add(i)
+        for i in promoted:
+            self.offset[i] = view.pending[i].service(now)
+        return Decision(
+            starts=tuple((i, placed[i]) for i in started),
+            preempt=tuple(preempted),
+            resize=tuple((i, place) for _, i, place in resize),
+            wake_at=wake,
+        )
+
+    def _plan_queue(self, q: int, budget: int, start: list[int], preempted: list[int]) -> int:
+        """The Tiresias plan over one queue, in index order; returns the budget left.
+
+        A running job stays while its GPUs fit the budget, else it stops; a
+        waiting job is a start candidate when its P_j fits. The running jobs
+        and each P_j's waiting jobs are merged by index (a heap of their
+        heads); a P_j above the budget is dropped at its first job, since the
+        budget only falls: the jobs that cannot fit are never visited, which
+        is most of a long queue. O((R + C + B) log B) for R running jobs, C
+        candidates and B distinct P_j; the running jobs after the last
+        candidate cost O(1) when they all fit (the queue's total is kept), as
+        they do unless the plan preempts.
+        """
+        count, runs, waits = self.count, self.runs[q], self.waits[q]
+        seen = 0  # workers of the running jobs visited
+        streams = [runs, *(lst for w, lst in waits.items() if lst and w <= budget)]
+        if len(streams) > 1:
+            wants = [0, *(w for w, lst in waits.items() if lst and w <= budget)]
+            heads = [(lst[0], k) for k, lst in enumerate(streams) if lst]
+            heapq.heapify(heads)
+            pos = [0] * len(streams)
+            while heads:
+                i, k = heads[0]
+                w = wants[k]
+                if not w:
+                    if len(heads) == 1:
+                        break  # only running jobs left: the plain loop below
+                    c = count[i]
+                    seen += c
+                    if c <= budget:
+                        budget -= c
+                    else:
+                        preempted.append(i)
+                elif w <= budget:
+                    budget -= w
+                    start.append(i)
+                else:
+                    heapq.heappop(heads)  # this P_j no longer fits, nor will it
+                    continue
+                at = pos[k] = pos[k] + 1
+                if at < len(streams[k]):
+                    heapq.heapreplace(heads, (streams[k][at], k))
+                else:
+                    heapq.heappop(heads)
+            runs = runs[pos[0] :] if heads else []
+        rest = self.run_total[q] - seen
+        if rest <= budget:
+            return budget - rest  # every one fits: all kept
+        for i in runs:
+            c = count[i]
+            if c <= budget:
+                budget -= c
+            else:
+                preempted.append(i)
+        return budget
+
+    def _elastic_rules(
+        self,
+        capacity: tuple[int, ...],
+        free: list[int],
+        preempted: list[int],
+        started: list[int],
+        placed: dict[int, SimPlacement],
+        after: dict[int, int],
+    ) -> Mode:
+        """Compaction or expansion on the step's scratch round, built for this call (O(J)).
+
+        Fills ``started`` (compaction's starts appended), ``placed`` (the final
+        placement of every started or resized job) and ``after`` (the new
+        worker count of every resized job).
+        """
+        ids, count, servers = self.ids, self.count, self.servers
+        gone = set(preempted)
+        alloc: dict[str, dict[str, int]] = {}
+        workers: dict[str, int] = {}
+        held: dict[str, int] = {}
+        for i, n in count.items():
+            key = ids[i]
+            held[key] = n
+            if i not in gone:
+                alloc[key] = dict(servers[i])  # the round changes its own copy
+                workers[key] = n
+        for i in started:
+            key = ids[i]
+            alloc[key] = {f"s{s}": n for s, n in placed[i]}
+            workers[key] = sum(n for _, n in placed[i])
+        jobs = self.jobs
+        order = [jobs[i] for lst in self.lists for i in lst]
+        cluster = self._cluster(capacity)
+        state = EdlState._trusted(cluster, tuple(jobs.values()), Placement(), self.params)
+        r = Round(
+            state,
+            self.params,
+            alloc,
+            {f"s{s}": f for s, f in enumerate(free) if capacity[s] > 0},
+            self.queue,
+            {s.id: k for k, s in enumerate(cluster.servers)},
+            self.by_id,
+            self.floors,
+            {j.job.id: k for k, j in enumerate(order)},
+            workers,
+            held,
+        )
+        begun = [ids[i] for i in started]
+        mode = elastic_rules(r, order, [ids[i] for i in preempted], begun)
+        started[len(started) :] = [int(k) for k in begun[len(started) :]]
+        for key in begun:
+            placed[int(key)] = tuple(sorted((int(s[1:]), n) for s, n in r.alloc[key].items()))
+        for key, n in held.items():
+            if key in r.alloc and r.count[key] != n:
+                i = int(key)
+                after[i] = r.count[key]
+                placed[i] = tuple(sorted((int(s[1:]), g) for s, g in r.alloc[key].items()))
+        return mode
+
+    def _wake(self, view: View, now: float, after: dict[int, int]) -> float | None:
+        """The step's timer: the next threshold crossing or starvation promotion, exactly.
+
+        The adapter's formula over every job (``now + (threshold - service) /
+        workers`` for a running job below the last queue, ``now + starvation
+        - waiting`` for a waiting job of a lower queue; only times after
+        ``now + 1e-9``) is evaluated for the jobs in ``after`` (changed by
+        this call, with their new workers) and for the heap's jobs in key
+        order until a key exceeds the best time by more than its noise.
+        """
+        p = self.params
+        th, levels, starvation = p.thresholds, len(p.thresholds), p.starvation
+        pending, running, offset = view.pending, view.running, self.offset
+        floor = now + _EPS
+
+        def at(i: int, held: int) -> float:
+            st = running.get(i) or pending[i]
+            las = float(max(0.0, st.service(now) - offset.get(i, 0.0)))
+            q = bisect.bisect_right(th, las)
+            if held and q < levels:
+                return now + (th[q] - las) / held
+            if q > 0 and not held:
+                waiting = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
+                return now + max(0.0, starvation - waiting)
+            return math.inf
+
+        best = math.inf
+        for i, held in after.items():
+            t = at(i, held)
+            if floor < t < best:
+                best = t
+        heap, stamp, count = self.events, self.stamp, self.count
+        tol = 1e-7 * (1.0 + abs(now))
+        kept: list[tuple[float, int, int]] = []
+        while heap:
+            entry = heap[0]
+            if entry[0] - tol > best:
+                break
+            heapq.heappop(heap)
+            i = entry[1]
+            if stamp.get(i) != entry[2] or i in after:
+                continue  # stale: dropped for good
+            kept.append(entry)
+            t = at(i, count.get(i, 0))
+            if floor < t < best:
+                best = t
+        for entry in kept:
+            heapq.heappush(heap, entry)
         return best if best < math.inf else None
 
 
