@@ -356,6 +356,12 @@ class Tiresias(_Preemptive):
         if q < len(self.thresholds):
             held = sum(g for _, g in placement)
             at = now + (self.thresholds[q] - las) / held
+            # The crossing test forgives 1e-9 of service, the timer test 1e-9 of
+            # time: a job 1e-9..held x 1e-9 short of a threshold had a timer
+            # due "now" that re-pushed itself for ever (issue 24: Tiresias hung
+            # at 2x P_MIX2's density). Such a timer fires just after now.
+            if at <= now + 1e-9:
+                at = now + 2e-9
             heapq.heappush(self.demotions, (at, job.index))
 
     def started_now(self, job: JobView, placement: Placement, now: float) -> None:
