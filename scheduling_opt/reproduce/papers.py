@@ -11,7 +11,7 @@ by name.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -53,8 +53,11 @@ class Claim:
     paper's own load on each workload; ``"grid"`` takes the largest number
     over every workload and density of the run (an "up to" claim), naming
     where it occurs. ``note``: a cause we know, printed beside a verdict
-    that is not "reproduced". The verdict rule is
-    :func:`scheduling_opt.reproduce.verdict.judge`.
+    that is not "reproduced". ``over``: labels of the same baseline run
+    under other values of a parameter the paper does not pin down (e.g.
+    Gandiva's packing interference): the report gives the claim against
+    each of them too, as a range, beside the verdict against ``baseline``.
+    The verdict rule is :func:`scheduling_opt.reproduce.verdict.judge`.
 
     Examples
     --------
@@ -79,6 +82,7 @@ class Claim:
     pick: Literal["best", "max"] = "best"
     scope: Literal["point", "grid"] = "point"
     note: str = ""
+    over: tuple[str, ...] = ()
 
     def against(self, metrics: Mapping[str, Mapping[str, float]], baseline: str) -> float | None:
         """Our number against ``baseline`` (None when a run is missing or 0 divides)."""
@@ -130,10 +134,68 @@ class Claim:
 
 @dataclass(frozen=True, slots=True)
 class PolicyRun:
-    """A registry policy name and its parameters."""
+    """A registry policy name, its parameters, and its name in the report.
+
+    ``label`` names the run when one policy runs under several parameter
+    values (``RunConfig.label``; default: the policy's name).
+    """
 
     policy: str
     params: tuple[tuple[str, Any], ...] = ()
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        """The run's name in the report: ``label``, else the policy."""
+        return self.label or self.policy
+
+
+@dataclass(frozen=True, slots=True)
+class LoadTarget:
+    """The paper's load, stated as a statistic of one of its runs.
+
+    The statistic is ``policy``'s ``metric`` (divided by its ``per`` metric
+    when given), from the mean metrics over seeds. The judged density of a
+    workload is the density of the grid whose statistic is nearest
+    ``value`` on a log scale (ties: the lower density): a rule evaluated on
+    the results, for a paper that states its load only through what its
+    baseline measured (EDL: Tiresias' mean JCT 218x its median; ONES: the
+    queueing share of Tiresias' JCT). ``what`` names the statistic for the
+    report. Cost: O(points).
+
+    Examples
+    --------
+    >>> t = LoadTarget("tiresias", "jct_mean", 217.7, per="jct_median", what="mean/median")
+    >>> t.statistic({"tiresias": {"jct_mean": 600.0, "jct_median": 60.0}})
+    10.0
+    >>> t.nearest([(1.0, 6.5), (2.0, 80.0), (4.0, 500.0)])
+    4.0
+    """
+
+    policy: str
+    metric: str
+    value: float
+    per: str | None = None
+    what: str = ""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.value) and self.value > 0):
+            raise InvalidInstanceError("sweep.target.value", f"must be > 0, got {self.value!r}")
+
+    def statistic(self, metrics: Mapping[str, Mapping[str, float]]) -> float | None:
+        """The statistic from ``label -> metrics`` (None: the run is missing or 0 divides)."""
+        m = metrics.get(self.policy)
+        if m is None or self.metric not in m:
+            return None
+        if self.per is None:
+            return m[self.metric]
+        den = m.get(self.per, 0.0)
+        return m[self.metric] / den if den else None
+
+    def nearest(self, stats: Sequence[tuple[float, float | None]]) -> float | None:
+        """The density of ``(density, statistic)`` pairs nearest ``value`` (log scale)."""
+        known = [(abs(math.log(v / self.value)), d) for d, v in stats if v is not None and v > 0]
+        return min(known)[1] if known else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +204,15 @@ class Sweep:
 
     ``densities`` (full mode) and ``quick_densities`` (``--quick``) are the
     grid; ``at`` and ``quick_at`` the density of the paper's own conditions,
-    where each ``point`` claim gets its verdict (each is also run); ``rule``
-    how a density is made (:func:`~scheduling_opt.reproduce.workloads.scale_density`);
-    ``why`` how ``at`` was chosen, for the report. A set without a sweep
-    runs each workload as it is (density 1).
+    where each ``point`` claim gets its verdict (each is also run), or None
+    when the paper does not state its load: every density is judged, and
+    the report gives the verdicts at each and their range; ``target``, when
+    given, chooses the judged density from the results instead
+    (:class:`LoadTarget`; ``at`` is then used only when the target's run is
+    missing); ``rule`` how a density is made
+    (:func:`~scheduling_opt.reproduce.workloads.scale_density`); ``why``
+    how the judged density was chosen, for the report. A set without a
+    sweep runs each workload as it is (density 1).
 
     Examples
     --------
@@ -153,14 +220,17 @@ class Sweep:
     (0.8, 1.0, 1.2)
     >>> Sweep((0.8, 1.0), quick_densities=(2.0,), quick_at=2.0).values(quick=True)
     (2.0,)
+    >>> Sweep((0.5, 1.5), at=None).judged(quick=False) is None
+    True
     """
 
     densities: tuple[float, ...] = (1.0,)
     quick_densities: tuple[float, ...] = (1.0,)
-    at: float = 1.0
-    quick_at: float = 1.0
+    at: float | None = 1.0
+    quick_at: float | None = 1.0
     rule: DensityRule = "sample"
     why: str = ""
+    target: LoadTarget | None = None
 
     def __post_init__(self) -> None:
         for name, grid, at in (
@@ -169,15 +239,15 @@ class Sweep:
         ):
             if not grid or any(not 0 < d <= MAX_DENSITY for d in grid):
                 raise InvalidInstanceError(f"sweep.{name}", f"must be in (0, {MAX_DENSITY:g}]")
-            if at not in grid:
+            if at is not None and at not in grid:
                 raise InvalidInstanceError(f"sweep.{name}", f"must include the judged density {at}")
 
     def values(self, quick: bool) -> tuple[float, ...]:
         """The densities of the grid (``quick`` or full)."""
         return self.quick_densities if quick else self.densities
 
-    def judged(self, quick: bool) -> float:
-        """The density at which ``point`` claims are judged."""
+    def judged(self, quick: bool) -> float | None:
+        """The density at which ``point`` claims are judged (None: every density)."""
         return self.quick_at if quick else self.at
 
 
@@ -258,8 +328,8 @@ class PaperSet:
         """The densities every workload runs at (the sweep's grid, or 1)."""
         return self.sweep.values(quick) if self.sweep is not None else (1.0,)
 
-    def judged(self, quick: bool) -> float:
-        """The density at which ``point`` claims are judged."""
+    def judged(self, quick: bool) -> float | None:
+        """The density at which ``point`` claims are judged (None: every density)."""
         return self.sweep.judged(quick) if self.sweep is not None else 1.0
 
     def configs(
@@ -300,6 +370,7 @@ class PaperSet:
                 restart_cost=self.restart_cost,
                 skip=self.skip,
                 inference_servers=inference,
+                label=p.label,
             )
             for w in workloads
             for p in self.policies

@@ -69,7 +69,12 @@ class EngineParams:
     event time); ``share_slowdown``, ``host_slowdown``: the interference
     model of a GPU shared by an opportunistic and an exclusive job (the
     first runs at ``1 - share_slowdown``, the second at ``1 -
-    host_slowdown``; AntMan §5.1's measurements, sim/sharing.py).
+    host_slowdown``; AntMan §5.1's measurements, sim/sharing.py). A policy
+    whose sharing has other speeds declares them itself: its attribute
+    ``interference = (share_slowdown, host_slowdown)`` replaces these two
+    (Gandiva: ``(0.0, 0.0)``, it sets every shared job's speed through
+    ``Decision.rate``), so that the policy runs right whoever builds the
+    engine.
     """
 
     restart_cost: float = 0.0
@@ -123,14 +128,18 @@ class Engine:
         self.params = params
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
+        share, host = params.share_slowdown, params.host_slowdown
+        declared = getattr(policy, "interference", None)
+        if declared is not None:  # the policy's own sharing speeds (EngineParams' docstring)
+            share, host = declared
         self.state = ClusterState(
             workload,
             cluster,
             speed or SpeedModel(None, cluster.gpus_per_server),
             restart_cost=params.restart_cost,
             preemption_cost=params.preemption_cost,
-            share_slowdown=params.share_slowdown,
-            host_slowdown=params.host_slowdown,
+            share_slowdown=share,
+            host_slowdown=host,
             policy_name=policy.name,
             schedule=self._schedule,
         )

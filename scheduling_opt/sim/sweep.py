@@ -78,6 +78,14 @@ class RunConfig:
     inference_servers: int = 0
     inference_gpus: int = 2
     inference_compute: float = 1.0
+    #: The run's name in reports and files when it is not the policy's (one
+    #: policy run under several parameter values, e.g. ``gandiva-pack d=0.5``).
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        """The run's name: ``label``, else the policy's registry name."""
+        return self.label or self.policy
 
     def digest(self) -> str:
         """A stable hash of the configuration (the cache key)."""
@@ -85,6 +93,8 @@ class RunConfig:
         if not self.inference_servers:  # keeps the keys of runs without one
             for key in ("inference_servers", "inference_gpus", "inference_compute"):
                 del fields[key]
+        if not self.label:  # likewise for runs without a label
+            del fields["label"]
         text = json.dumps([RESULTS_VERSION, fields], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
