@@ -146,6 +146,13 @@ def _gandiva(mode: str) -> Factory:
     return make
 
 
+def _gandiva_scale(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+    from scheduling_opt.sim.policies.gandiva_scale import GandivaScale
+
+    _no_params("gandiva-scale", params)
+    return GandivaScale()
+
+
 def _aryl(variant: str) -> Factory:
     def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
         from scheduling_opt.sim.policies.aryl import VARIANTS, ArylPolicy
@@ -186,6 +193,7 @@ PAPER_POLICIES: dict[str, Factory] = {
     "antman": _antman,
     "gandiva": _gandiva("full"),
     "gandiva-pack": _gandiva("pack"),
+    "gandiva-scale": _gandiva_scale,
     "ones": _ones("ones"),
     "ones-exact": _ones("exact"),
     "fixed-batch": _ones("fixed"),

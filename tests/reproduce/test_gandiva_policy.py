@@ -137,3 +137,18 @@ def test_registry_and_bad_parameters() -> None:
             Gandiva(pack_slowdown=bad)
     with pytest.raises(ValueError, match="mode"):
         Gandiva(mode="slice")
+
+
+def test_gandiva_scale_grows_while_nothing_waits_and_shrinks_when_a_job_arrives() -> None:
+    # Aryl §7.1's Gandiva, one 4-GPU server, linear scaling. e asks 2 GPUs
+    # (1..4, work 8): it starts on 2 and, nothing waiting, grows onto its
+    # server's 2 free GPUs at once: speed 4 / 2 = 2. At 1 j (2 GPUs, 3)
+    # arrives: e (2 done) shrinks back to 2 (speed 1), j runs 1..4. At 4
+    # nothing waits: e (2 + 3 = 5 done, 3 left) grows to 4 again: ends 5.5.
+    jobs = [SimJob("e", 0.0, 2, 8.0, min_gpus=1, max_gpus=4), SimJob("j", 1.0, 2, 3.0)]
+    policy = make_policy("gandiva-scale", Workload.of(jobs, "t"), ClusterSpec.uniform(1, 4))
+    out = simulate(Workload.of(jobs, "t"), ClusterSpec.uniform(1, 4), policy)
+    got = by_id(out)
+    assert got["j"] == (1.0, 4.0, 0)
+    assert got["e"][:2] == (0.0, 5.5)
+    assert policy.stats() == {"grows": 2.0, "shrinks": 1.0}  # type: ignore[attr-defined]
