@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from scheduling_opt import __version__
-from scheduling_opt.errors import SchedulingOptError, VerificationError
+from scheduling_opt.errors import InvalidInstanceError, SchedulingOptError, VerificationError
 from scheduling_opt.io.instance import dumps, load
+from scheduling_opt.jsonpath import show
 from scheduling_opt.registry import Problem, get_problem, problem_names, validate
 from scheduling_opt.solution import DEFAULT_TIME_LIMIT, Solution
 
@@ -85,11 +86,13 @@ def _build_parser() -> argparse.ArgumentParser:
 
     generate = sub.add_parser("generate", help="write a seeded instance of a problem and size")
     generate.add_argument("problem")
-    generate.add_argument("--size", required=True, help="size class (see 'list')")
+    generate.add_argument(
+        "--size", required=True, help="any size the problem's grammar accepts (see 'list')"
+    )
     generate.add_argument("--seed", type=_seed, default=0, help="seed >= 0 (default 0)")
     generate.add_argument("--out", "-o", type=Path, help="file to write (default: stdout)")
 
-    sub.add_parser("list", help="list problems, their methods and generator sizes")
+    sub.add_parser("list", help="list problems, their methods and the sizes generate accepts")
 
     from scheduling_opt.bench import add_bench_arguments
 
@@ -183,12 +186,17 @@ def _run_generate(args: argparse.Namespace) -> int:
     problem = get_problem(args.problem)
     if problem.generate is None:
         raise UsageError(f"problem {problem.name!r} has no generator")
-    known = list(dict.fromkeys(s for sizes in problem.sizes.values() for s in sizes))
-    if known and args.size not in known:
+    try:
+        instance = problem.generate(args.size, args.seed)
+    except InvalidInstanceError as e:
+        # The generator names what is wrong; the grammar says what would do.
+        grammar = problem.size_grammar
+        accepted = f"; accepted: {grammar}" if grammar and grammar not in e.reason else ""
+        reason = e.reason if len(e.reason) <= 300 else e.reason[:297] + "..."
         raise UsageError(
-            f"unknown size {args.size!r} for problem {problem.name!r} (known: {', '.join(known)})"
-        )
-    text = dumps(problem.generate(args.size, args.seed))
+            f"bad size {show(args.size)} for problem {problem.name!r}: {reason}{accepted}"
+        ) from None
+    text = dumps(instance)
     if args.out is None:
         sys.stdout.write(text)
     else:
@@ -205,6 +213,8 @@ def _run_list() -> int:
                 t for t, on in (("default", m.name == problem.default), ("exact", m.exact)) if on
             )
             print(f"  {m.name}{f' ({tags})' if tags else ''}: {m.summary}")
+        if problem.size_grammar:
+            print(f"  sizes: {problem.size_grammar}")
         for suite, sizes in problem.sizes.items():
             print(f"  {suite} sizes: {', '.join(sizes)}")
     return 0

@@ -74,9 +74,10 @@ class Problem(Generic[I, D]):
     better. ``read(instance)`` validates an instance file's problem part and
     returns the typed input; ``encode(decision)`` gives the decision as
     JSON-ready values (the keys documented per problem);
-    ``generate(size, seed)`` builds a seeded instance of a named size;
-    ``sizes`` lists the size names per benchmark suite (``quick``,
-    ``standard``, ``paper``).
+    ``generate(size, seed)`` builds a seeded instance of any size its
+    grammar accepts; ``size_grammar`` states that grammar and the ranges of
+    its numbers (``scheduling-opt list`` shows it); ``sizes`` lists the size
+    names per benchmark suite (``quick``, ``standard``, ``paper``).
     """
 
     name: str
@@ -89,6 +90,7 @@ class Problem(Generic[I, D]):
     check: Callable[[I, Solution[D]], None]
     generate: Callable[[str, int], Instance] | None = None
     sizes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    size_grammar: str = ""
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.methods]

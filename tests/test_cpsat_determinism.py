@@ -65,7 +65,9 @@ def test_mckp_exact_cpsat_gives_one_decision_per_seed() -> None:
     assert len(runs) == 1
 
 
-@pytest.mark.parametrize(("size", "seed"), [("8", 1), ("16", 2)])
+@pytest.mark.parametrize(
+    ("size", "seed"), [("8", 1), pytest.param("16", 2, marks=pytest.mark.slow)]
+)
 def test_placement_exact_cpsat_gives_one_decision_per_seed(size: str, seed: int) -> None:
     # Racing: 3 different placements in 5 runs on both.
     inp = PLACEMENT.read(generate_placement(size, seed))

@@ -147,7 +147,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(
-    ("problem", "doc", "line"), FILE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(FILE_CASES)]
+    ("problem", "doc", "line"),
+    # Two CLI processes per case: the first case runs by default, the rest are slow.
+    [
+        pytest.param(*c, id=f"{c[0]}-{i}", marks=() if i == 0 else pytest.mark.slow)
+        for i, c in enumerate(FILE_CASES)
+    ],
 )
 def test_the_file_is_refused_in_one_line_naming_job_and_numbers(
     tmp_path: Path, problem: str, doc: dict[str, Any], line: str

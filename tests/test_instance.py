@@ -79,6 +79,7 @@ def test_problem_data_sections_are_kept() -> None:
     assert to_dict(inst) == doc
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fuzzed_instances())
 def test_generated_instances_round_trip(inst: Any) -> None:

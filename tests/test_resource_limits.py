@@ -53,6 +53,7 @@ def _huge_allocation(tmp_path: Path, max_workers: int, capacity: int | None) -> 
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("max_workers", "capacity"), [(10**9, None), (2**53, None), (10**9, 10**9), (2**53, 2**53)]
 )
@@ -184,6 +185,7 @@ def test_mckp_dp_refuses_a_row_beyond_its_capacity_limit() -> None:
     assert roomy.objective == 2 + 3 + 4 + 5 + 6
 
 
+@pytest.mark.slow
 def test_mckp_dp_refuses_a_padded_table_beyond_its_limit() -> None:
     from scheduling_opt.mckp import Mckp, dp, greedy
 

@@ -22,6 +22,7 @@ from scheduling_opt.allocation.model import LINEAR, AllocationDecision, Allocati
 from scheduling_opt.allocation.two_phase import two_phase
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import FORMAT, Instance, from_dict
+from scheduling_opt.io.sizes import size_number
 from scheduling_opt.jsonpath import check_keys, read_int, read_number, read_object
 from scheduling_opt.registry import Method, Problem
 
@@ -123,6 +124,13 @@ def encode(decision: AllocationDecision) -> dict[str, Any]:
     return out
 
 
+#: Most jobs a generated instance may have (about 16 MB of JSON).
+MAX_JOBS = 100_000
+
+#: The sizes :func:`generate` accepts (``scheduling-opt list`` shows it).
+SIZE_GRAMMAR = f"n<jobs> (1..{MAX_JOBS:,})"
+
+
 def generate(size: str, seed: int) -> Instance:
     """``n<jobs>``: V100 training servers, one on-loan T4 server, mixed jobs.
 
@@ -133,7 +141,7 @@ def generate(size: str, seed: int) -> Instance:
     Parameters
     ----------
     size : str
-        ``n<jobs>``.
+        ``n<jobs>``, 1..:data:`MAX_JOBS` jobs (:data:`SIZE_GRAMMAR`).
     seed : int
 
     Returns
@@ -143,19 +151,16 @@ def generate(size: str, seed: int) -> Instance:
     Raises
     ------
     InvalidInstanceError
-        A malformed ``size``.
+        A malformed ``size``, or a number out of its range.
 
     Examples
     --------
     >>> len(generate("n4", 0).jobs)
     4
     """
-    try:
-        n = int(size.removeprefix("n")) if size.startswith("n") else -1
-    except ValueError:
-        n = -1
-    if n < 1:
-        raise InvalidInstanceError("size", f"expected n<jobs> (n >= 1), got {size!r}")
+    if not size.startswith("n"):
+        raise InvalidInstanceError("size", f"expected {SIZE_GRAMMAR}, got {size!r}")
+    n = size_number(size[1:], "jobs", 1, MAX_JOBS)
     rng = np.random.default_rng(seed)
     jobs: list[dict[str, Any]] = []
     placement: list[dict[str, Any]] = []
@@ -218,6 +223,7 @@ PROBLEM: Problem[AllocationInput, AllocationDecision] = Problem(
     default="auto",
     check=check,
     generate=generate,
+    size_grammar=SIZE_GRAMMAR,
     sizes={
         "quick": ("n4",),
         "standard": ("n4", "n5", "n6", "n40"),

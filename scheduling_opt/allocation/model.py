@@ -74,9 +74,17 @@ class AllocationInput:
         Queued jobs and running elastic jobs, in queue order. Durations of
         running jobs are their remaining running time at ``max_workers``.
     capacity : int
-        Free GPUs (idle GPUs plus those held by running elastic jobs'
-        flexible workers), in training-GPU units (see
-        :func:`~scheduling_opt.allocation.free_capacity`).
+        Free GPUs in training-GPU units, Aryl §5.2's available resources:
+        idle GPUs plus those held by running elastic jobs' flexible workers,
+        each weighted by its type's compute (see
+        :func:`~scheduling_opt.allocation.free_capacity`). It may be smaller
+        than the flexible GPUs the running jobs hold now (``running`` minus
+        base demand, times GPUs per worker): a flexible worker on an on-loan
+        T4 counts a quarter of a training GPU, and a caller may pass what is
+        left after the inference cluster took servers back. Every method then
+        scales those jobs in (never below base demand), and the checker
+        refuses an answer whose workers beyond base demand need more than
+        ``capacity``.
     running : mapping of str to int, optional
         Current worker count of each running elastic job; its base demand
         keeps running and is not part of ``capacity``.

@@ -23,6 +23,7 @@ from scheduling_opt.batch_size.exact import exact
 from scheduling_opt.batch_size.greedy import greedy
 from scheduling_opt.batch_size.model import (
     DEFAULT_MODEL,
+    MAX_GPUS,
     BatchSizeInput,
     JobState,
     OnesConfig,
@@ -33,6 +34,7 @@ from scheduling_opt.batch_size.search import MAX_SEARCH_CELLS, ones
 from scheduling_opt.batch_size.throughput import AnalyticThroughput
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import FORMAT, Instance, from_dict
+from scheduling_opt.io.sizes import size_number
 from scheduling_opt.jsonpath import (
     check_keys,
     read_array,
@@ -204,16 +206,29 @@ def encode(schedule: Schedule) -> dict[str, Any]:
     return {"gpus": gpus, "jobs": jobs}
 
 
+#: Most jobs a generated instance may have (the GPUs are bounded by the model's MAX_GPUS).
+MAX_JOBS = 10_000
+
+#: The sizes :func:`generate` accepts (``scheduling-opt list`` shows it).
+SIZE_GRAMMAR = (
+    f"g<gpus>[-n<jobs>] (GPUs a multiple of {GPUS_PER_SERVER}, {GPUS_PER_SERVER}..{MAX_GPUS:,}; "
+    f"jobs 0..{MAX_JOBS:,}, default 3/4 of the GPUs)"
+)
+
+
 def _size(size: str) -> tuple[int, int]:
     """``g<gpus>`` or ``g<gpus>-n<jobs>`` -> (gpus, jobs); default jobs = 3/4 gpus."""
-    match = re.fullmatch(r"g(\d+)(?:-n(\d+))?", size)
-    if not match or int(match[1]) < 1 or int(match[1]) % GPUS_PER_SERVER:
+    match = re.fullmatch(r"g([^-]*)(?:-n(.*))?", size)
+    if not match:
+        raise InvalidInstanceError("size", f"expected {SIZE_GRAMMAR}, got {size!r}")
+    gpus = size_number(match[1], "GPUs", GPUS_PER_SERVER, MAX_GPUS)
+    if gpus % GPUS_PER_SERVER:
         raise InvalidInstanceError(
-            "size", f"expected g<gpus, a multiple of {GPUS_PER_SERVER}>[-n<jobs>], got {size!r}"
+            "size", f"GPUs must be a multiple of {GPUS_PER_SERVER}, got {gpus}"
         )
-    gpus = int(match[1])
-    jobs = int(match[2]) if match[2] else max(1, 3 * gpus // 4)
-    return gpus, jobs
+    if match[2] is None:
+        return gpus, max(1, 3 * gpus // 4)
+    return gpus, size_number(match[2], "jobs", 0, MAX_JOBS)
 
 
 def _population(gpus: int) -> int:
@@ -315,6 +330,7 @@ PROBLEM: Problem[BatchSizeInput, Schedule] = Problem(
     default="auto",
     check=check,
     generate=generate,
+    size_grammar=SIZE_GRAMMAR,
     sizes={
         "quick": ("g8", "g16"),
         "standard": ("g8", "g16", "g16-n24", "g64"),

@@ -16,6 +16,7 @@ import numpy as np
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import Instance
+from scheduling_opt.io.sizes import check_count, size_number
 from scheduling_opt.jsonpath import (
     check_keys,
     read_array,
@@ -191,6 +192,18 @@ def _steps(rng: np.random.Generator, remaining: float) -> tuple[RewardStep, ...]
     )
 
 
+#: Most servers, and jobs, a generated instance may have (about 35 MB of JSON
+#: at 100,000 jobs).
+MAX_SERVERS = 100_000
+MAX_JOBS = 100_000
+
+#: The sizes :func:`generate` accepts (``scheduling-opt list`` shows it).
+SIZE_GRAMMAR = (
+    f"j<jobs> (one 4-GPU server) or c<servers>-j<jobs> (8-GPU servers); "
+    f"servers 1..{MAX_SERVERS:,}, jobs 1..{MAX_JOBS:,}"
+)
+
+
 def generate_lease(
     servers: int,
     n_jobs: int,
@@ -235,7 +248,8 @@ def generate_lease(
     Raises
     ------
     InvalidInstanceError
-        With fewer than one server or job.
+        With servers outside 1..:data:`MAX_SERVERS` or jobs outside
+        1..:data:`MAX_JOBS`.
 
     Examples
     --------
@@ -247,8 +261,8 @@ def generate_lease(
     ----------
     Chronus (SoCC '21) §4.1 (deadline steps).
     """
-    if servers < 1 or n_jobs < 1:
-        raise InvalidInstanceError("size", "needs >= 1 server and >= 1 job")
+    check_count(servers, "servers", 1, MAX_SERVERS)
+    check_count(n_jobs, "jobs", 1, MAX_JOBS)
     rng = np.random.default_rng(seed)
     total = servers * gpus_per_server
     mean = sum(g * p for g, p in zip(_GPU_SIZES, _GPU_P, strict=True))
@@ -290,7 +304,7 @@ def generate(size: str, seed: int) -> Instance:
     Raises
     ------
     InvalidInstanceError
-        For an unknown size name.
+        For a size outside :data:`SIZE_GRAMMAR` (the message names the limit).
 
     Examples
     --------
@@ -301,15 +315,14 @@ def generate(size: str, seed: int) -> Instance:
     ----------
     Chronus (SoCC '21) §4.1.
     """
-    try:
-        if size.startswith("j"):
-            return generate_lease(1, int(size[1:]), seed, gpus_per_server=4, max_need=3)
-        servers, jobs = size.split("-")
-        if servers.startswith("c") and jobs.startswith("j"):
-            return generate_lease(int(servers[1:]), int(jobs[1:]), seed)
-    except ValueError:
-        pass
-    raise InvalidInstanceError("size", f"unknown size {size!r} (j<N> or c<S>-j<N>)")
+    if size.startswith("j"):
+        n_jobs = size_number(size[1:], "jobs", 1, MAX_JOBS)
+        return generate_lease(1, n_jobs, seed, gpus_per_server=4, max_need=3)
+    parts = size.split("-")
+    if len(parts) == 2 and parts[0].startswith("c") and parts[1].startswith("j"):
+        servers = size_number(parts[0][1:], "servers", 1, MAX_SERVERS)
+        return generate_lease(servers, size_number(parts[1][1:], "jobs", 1, MAX_JOBS), seed)
+    raise InvalidInstanceError("size", f"expected {SIZE_GRAMMAR}, got {size!r}")
 
 
 PROBLEM: Problem[LeaseInput, LeaseDecision] = Problem(
@@ -328,6 +341,7 @@ PROBLEM: Problem[LeaseInput, LeaseDecision] = Problem(
     default="exact",
     check=check,
     generate=generate,
+    size_grammar=SIZE_GRAMMAR,
     sizes={
         "quick": ("j4", "j6", "c1-j6"),
         "standard": ("c1-j10", "c4-j24", "c16-j60"),

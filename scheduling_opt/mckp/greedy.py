@@ -3,24 +3,23 @@
 The LP relaxation of the MCKP only uses each group's upper convex hull, and
 is solved by walking the hull increments by decreasing efficiency (Sinha and
 Zoltners); the greedy takes the whole increments that fit and compares with
-the best single item. Both are O(m log m) for m items, which is why the
-greedy reports the LP optimum as its ``bound`` (Aryl §5.2 uses the MCKP; the
-greedy is the classic heuristic for it).
+the best single item. Both are O(m log m) for m items and vectorized in
+numpy (:mod:`scheduling_opt.mckp._hull`), which is why the greedy reports
+the LP optimum as its ``bound`` (Aryl §5.2 uses the MCKP; the greedy is the
+classic heuristic for it).
 """
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.mckp._hull import Relaxation, hulls, relax
 from scheduling_opt.mckp.model import Mckp, MckpDecision, decision_of
 from scheduling_opt.solution import Seed, Solution, Status
-
-Step = tuple[float, int, int]  # efficiency, group, hull position
 
 
 def upper_hull(weights: ArrayLike, values: ArrayLike) -> list[int]:
@@ -62,59 +61,9 @@ def upper_hull(weights: ArrayLike, values: ArrayLike) -> list[int]:
     if np.any(w < 0) or not np.all(np.isfinite(v)):
         raise InvalidInstanceError("weights", "weights must be >= 0 and values finite")
     w = w.astype(np.int64)
-    order = sorted(range(len(w)), key=lambda i: (int(w[i]), -float(v[i]), i))
-    hull: list[tuple[int, float, int]] = [(0, 0.0, -1)]
-    for i in order:
-        wi, vi = int(w[i]), float(v[i])
-        if vi <= hull[-1][1]:
-            continue
-        if wi == hull[-1][0]:
-            hull.pop()
-        while len(hull) >= 2:
-            (w1, v1, _), (w2, v2, _) = hull[-2], hull[-1]
-            if (v2 - v1) * (wi - w1) <= (vi - v1) * (w2 - w1):
-                hull.pop()
-            else:
-                break
-        hull.append((wi, vi, i))
-    return [i for _, _, i in hull if i >= 0]
-
-
-def _increments(inp: Mckp) -> tuple[list[Step], list[list[int]]]:
-    steps: list[Step] = []
-    hulls: list[list[int]] = []
-    cap = inp.capacity
-    for g in range(inp.n_groups):
-        w, v = inp.group(g)
-        fits = [i for i in range(len(w)) if w[i] <= cap]
-        hull = [fits[i] for i in upper_hull(w[fits], v[fits])]
-        hulls.append(hull)
-        pw, pv = 0, 0.0
-        for s, i in enumerate(hull):
-            dw, dv = int(w[i]) - pw, float(v[i]) - pv
-            steps.append((math.inf if dw == 0 else dv / dw, g, s))
-            pw, pv = int(w[i]), float(v[i])
-    steps.sort(key=lambda t: (-t[0], t[1], t[2]))
-    return steps, hulls
-
-
-def _lp_value(inp: Mckp, steps: list[Step], hulls: list[list[int]]) -> float:
-    room, total = float(inp.capacity), 0.0
-    level = [0] * inp.n_groups
-    for eff, g, s in steps:
-        if level[g] != s:
-            continue
-        w, v = inp.group(g)
-        i, prev = hulls[g][s], hulls[g][s - 1] if s else -1
-        dw = float(w[i]) - (float(w[prev]) if s else 0.0)
-        dv = float(v[i]) - (float(v[prev]) if s else 0.0)
-        if dw <= room:
-            room -= dw
-            total += dv
-            level[g] = s + 1
-        else:
-            return total + eff * room
-    return total
+    one = Mckp(int(w.max()) if len(w) else 0, w, v, np.array([0, len(w)]))
+    items: list[int] = hulls(one).item.tolist()
+    return items
 
 
 def lp_bound(inp: Mckp) -> float:
@@ -139,8 +88,7 @@ def lp_bound(inp: Mckp) -> float:
     ----------
     Sinha and Zoltners, Oper. Res. 1979 (the LP of the MCKP); Aryl §5.2.
     """
-    steps, hulls = _increments(inp)
-    return _lp_value(inp, steps, hulls)
+    return relax(inp).value
 
 
 def greedy(
@@ -178,38 +126,99 @@ def greedy(
     Sinha and Zoltners, Oper. Res. 1979; Aryl (EuroSys '22) §5.2.
     """
     start = time.perf_counter()
-    steps, hulls = _increments(inp)
-    level = [0] * inp.n_groups
-    frozen = [False] * inp.n_groups
-    room = inp.capacity
-    for _, g, s in steps:
-        if frozen[g] or level[g] != s:
-            continue
-        w, _ = inp.group(g)
-        dw = int(w[hulls[g][s]]) - (int(w[hulls[g][s - 1]]) if s else 0)
-        if dw <= room:
-            room -= dw
-            level[g] = s + 1
-        else:
-            frozen[g] = True
-    choice: list[int | None] = [hulls[g][lv - 1] if lv else None for g, lv in enumerate(level)]
+    lp = relax(inp)
+    choice = greedy_choice(inp, lp)
     decision = decision_of(inp, choice)
-    single = _best_single(inp)
+    single = best_single(inp)
     if single is not None and single[0] > decision.value:
         choice = [None] * inp.n_groups
         choice[single[1]] = single[2]
         decision = decision_of(inp, choice)
-    bound = max(_lp_value(inp, steps, hulls), decision.value)
     return Solution(
         Status.FEASIBLE,
         decision.value,
         decision,
-        bound=bound,
+        bound=max(lp.value, decision.value),
         seconds=time.perf_counter() - start,
     )
 
 
-def _best_single(inp: Mckp) -> tuple[float, int, int] | None:
+def greedy_choice(inp: Mckp, lp: Relaxation) -> list[int | None]:
+    """The greedy's choice (before the single-item check) from the LP relaxation.
+
+    The LP takes the increments before the break whole; after it the greedy
+    keeps scanning and takes an increment when it is its group's next one and
+    fits. An increment heavier than the room left at the break never fits and
+    blocks the rest of its group, so only the increments before a group's
+    first such one are scanned (in Python, usually few).
+
+    Parameters
+    ----------
+    inp : Mckp
+    lp : Relaxation
+        ``inp``'s LP relaxation (:func:`~scheduling_opt.mckp._hull.relax`).
+
+    Returns
+    -------
+    list of (int or None)
+        Per group the chosen item's index, or None.
+
+    Examples
+    --------
+    >>> from scheduling_opt.mckp import Mckp
+    >>> from scheduling_opt.mckp._hull import relax
+    >>> p = Mckp.from_groups([[(2, 3.0)], [(2, 2.0)], [(1, 0.5)]], 3)
+    >>> greedy_choice(p, relax(p))
+    [0, None, 0]
+    """
+    h = lp.hulls
+    level = lp.level.copy()
+    if lp.broken:
+        room = lp.room
+        pos = np.arange(len(h.item)) - h.start[h.group]
+        ahead = pos >= level[h.group]
+        big = np.where(ahead & (h.dw > room), pos, np.iinfo(np.int64).max)
+        block = np.full(inp.n_groups, np.iinfo(np.int64).max)
+        some = np.flatnonzero(h.start[1:] > h.start[:-1])
+        block[some] = np.minimum.reduceat(big, h.start[some])
+        cand = np.flatnonzero(lp.after() & ahead & (pos < block[h.group]))
+        cand = cand[np.argsort(-h.eff[cand], kind="stable")]  # LP order
+        lv = level.tolist()
+        groups, steps, dws = h.group[cand].tolist(), pos[cand].tolist(), h.dw[cand].tolist()
+        for g, s, dw in zip(groups, steps, dws, strict=True):
+            if room == 0:
+                break
+            if lv[g] == s and dw <= room:
+                room -= dw
+                lv[g] = s + 1
+        level = np.array(lv, np.int64)
+    choice: list[int | None] = [None] * inp.n_groups
+    chosen = np.flatnonzero(level > 0)
+    items = h.item[h.start[chosen] + level[chosen] - 1] - inp.offsets[chosen]
+    for g, i in zip(chosen.tolist(), items.tolist(), strict=True):
+        choice[g] = i
+    return choice
+
+
+def best_single(inp: Mckp) -> tuple[float, int, int] | None:
+    """The most valuable single item that fits: (value, group, item), or None.
+
+    Parameters
+    ----------
+    inp : Mckp
+
+    Returns
+    -------
+    (float, int, int) or None
+        Its value, group and index in the group (the first of equal values);
+        None when no item fits with a positive value.
+
+    Examples
+    --------
+    >>> from scheduling_opt.mckp import Mckp
+    >>> best_single(Mckp.from_groups([[(2, 3.0)], [(4, 9.0), (3, 5.0)]], 3))
+    (5.0, 1, 1)
+    """
     ok = np.flatnonzero((inp.weights <= inp.capacity) & (inp.values > 0))
     if len(ok) == 0:
         return None

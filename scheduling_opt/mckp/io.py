@@ -16,8 +16,10 @@ from numpy.typing import NDArray
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import FORMAT, Instance, from_dict
+from scheduling_opt.io.sizes import size_number
 from scheduling_opt.jsonpath import check_keys, read_array, read_int, read_number, read_object
 from scheduling_opt.mckp.check import check
+from scheduling_opt.mckp.core import core
 from scheduling_opt.mckp.dp import dp
 from scheduling_opt.mckp.exact import exact
 from scheduling_opt.mckp.exact_cpsat import exact_cpsat
@@ -188,23 +190,29 @@ def random_mckp(
     return Mckp(capacity, w.reshape(-1), np.asarray(v, float).reshape(-1), offsets)
 
 
+#: Most groups, and the largest capacity, a generated instance may have.
+MAX_GROUPS = 50_000
+MAX_CAPACITY = 10**9
+
+#: The sizes :func:`generate` accepts (``scheduling-opt list`` shows it).
+SIZE_GRAMMAR = (
+    f"n<groups>[-c<capacity>][-{'|'.join(KINDS)}] (groups 0..{MAX_GROUPS:,}, 16 items each; "
+    f"capacity 0..{MAX_CAPACITY:,}, default 4 x groups)"
+)
+
+
 def _size(size: str) -> tuple[int, int, int, str]:
     """``n1000`` / ``n1000-strong`` / ``n2000-c10000-aryl`` -> (n, items, C, kind)."""
     parts = size.split("-")
-    try:
-        n = int(parts[0].removeprefix("n"))
-        rest = parts[1:]
-        capacity = 4 * n
-        if rest and rest[0].startswith("c") and rest[0][1:].isdigit():
-            capacity = int(rest[0][1:])
-            rest = rest[1:]
-        kind = rest[0] if rest else "uncorrelated"
-        if not parts[0].startswith("n") or n < 0 or len(rest) > 1 or kind not in KINDS:
-            raise ValueError
-    except ValueError:
-        raise InvalidInstanceError(
-            "size", f"expected n<groups>[-c<capacity>][-{'|'.join(KINDS)}], got {size!r}"
-        ) from None
+    rest = parts[1:]
+    capacity_part = rest.pop(0) if rest and rest[0].startswith("c") else None
+    kind = rest[0] if rest else "uncorrelated"
+    if not parts[0].startswith("n") or len(rest) > 1 or kind not in KINDS:
+        raise InvalidInstanceError("size", f"expected {SIZE_GRAMMAR}, got {size!r}")
+    n = size_number(parts[0][1:], "groups", 0, MAX_GROUPS)
+    capacity = 4 * n
+    if capacity_part is not None:
+        capacity = size_number(capacity_part[1:], "capacity", 0, MAX_CAPACITY)
     return n, 16, capacity, kind
 
 
@@ -214,7 +222,8 @@ def generate(size: str, seed: int) -> Instance:
     Parameters
     ----------
     size : str
-        ``n<groups>[-c<capacity>][-uncorrelated|weak|strong|aryl]``.
+        ``n<groups>[-c<capacity>][-uncorrelated|weak|strong|aryl]``
+        (:data:`SIZE_GRAMMAR`).
     seed : int
 
     Returns
@@ -224,7 +233,7 @@ def generate(size: str, seed: int) -> Instance:
     Raises
     ------
     InvalidInstanceError
-        A malformed ``size``.
+        A malformed ``size``, or a number out of its range.
 
     Examples
     --------
@@ -243,15 +252,22 @@ PROBLEM: Problem[Mckp, MckpDecision] = Problem(
     read=read,
     encode=encode,
     methods=(
+        Method(
+            "core",
+            core,
+            exact=True,
+            summary="LP on upper hulls, then DP over a core of groups (Pisinger 1995)",
+        ),
         Method("dp", dp, exact=True, summary="exact DP over capacity (numpy)"),
         Method("exact", exact, exact=True, summary="MILP, HiGHS via scipy"),
         Method("exact-pulp", exact_pulp, exact=True, summary="MILP, PuLP/CBC"),
         Method("exact-cpsat", exact_cpsat, exact=True, summary="CP-SAT, values scaled to integers"),
         Method("greedy", greedy, summary="LP-relaxation greedy on upper hulls"),
     ),
-    default="dp",
+    default="core",
     check=check,
     generate=generate,
+    size_grammar=SIZE_GRAMMAR,
     sizes={
         "quick": ("n20", "n50-strong", "n30-aryl"),
         "standard": ("n200", "n200-weak", "n200-strong", "n200-aryl", "n1000", "n1000-aryl"),

@@ -15,6 +15,7 @@ import numpy as np
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import FORMAT, Instance, from_dict
+from scheduling_opt.io.sizes import size_number
 from scheduling_opt.jsonpath import check_keys, read_array, read_number, read_object, read_string
 from scheduling_opt.memory_split.check import check
 from scheduling_opt.memory_split.exact import exact
@@ -207,6 +208,17 @@ def to_instance(inp: MemorySplitInput) -> Instance:
     return from_dict(doc)
 
 
+#: Most jobs on the one GPU of a generated instance, and the largest chunk (MB).
+MAX_JOBS = 1_000
+MAX_CHUNK_MB = 100_000
+
+#: The sizes :func:`generate` accepts (``scheduling-opt list`` shows it).
+SIZE_GRAMMAR = (
+    f"n<jobs>[-c<chunk MB>] (jobs 0..{MAX_JOBS:,} on one GPU; chunk 1..{MAX_CHUNK_MB:,} MB, "
+    "default 250; at most 100,000 chunks of memory)"
+)
+
+
 def generate(size: str, seed: int) -> Instance:
     """A seeded ``memory-split`` instance: ``n<jobs>`` (0.25 GB chunks) or ``n<jobs>-c<chunk MB>``.
 
@@ -222,7 +234,8 @@ def generate(size: str, seed: int) -> Instance:
     Raises
     ------
     InvalidInstanceError
-        A malformed ``size``.
+        A malformed ``size``, a number out of its range, or more than
+        ``MAX_CHUNKS`` chunks of memory (:data:`SIZE_GRAMMAR`).
 
     Examples
     --------
@@ -230,21 +243,16 @@ def generate(size: str, seed: int) -> Instance:
     0.05
     """
     parts = size.split("-")
-    try:
-        if not parts[0].startswith("n") or len(parts) > 2:
-            raise ValueError
-        n = int(parts[0][1:])
-        chunk = 0.25
-        if len(parts) == 2:
-            if not parts[1].startswith("c"):
-                raise ValueError
-            chunk = int(parts[1][1:]) / 1000
-        if n < 0 or chunk <= 0:
-            raise ValueError
-    except ValueError:
-        raise InvalidInstanceError(
-            "size", f"expected n<jobs>[-c<chunk MB>], got {size!r}"
-        ) from None
+    if (
+        not parts[0].startswith("n")
+        or len(parts) > 2
+        or (len(parts) == 2 and not parts[1].startswith("c"))
+    ):
+        raise InvalidInstanceError("size", f"expected {SIZE_GRAMMAR}, got {size!r}")
+    n = size_number(parts[0][1:], "jobs", 0, MAX_JOBS)
+    chunk = 0.25
+    if len(parts) == 2:
+        chunk = size_number(parts[1][1:], "chunk MB", 1, MAX_CHUNK_MB) / 1000
     return to_instance(random_input(n, seed, chunk))
 
 
@@ -268,6 +276,7 @@ PROBLEM: Problem[MemorySplitInput, MemorySplitDecision] = Problem(
     default="exact",
     check=check,
     generate=generate,
+    size_grammar=SIZE_GRAMMAR,
     sizes={
         "quick": ("n3", "n4", "n8"),
         "standard": ("n4-c50", "n8-c50", "n16", "n32"),

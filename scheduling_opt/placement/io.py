@@ -17,6 +17,7 @@ import numpy as np
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import Instance
+from scheduling_opt.io.sizes import check_count, size_number
 from scheduling_opt.jsonpath import check_keys, read_int, read_object
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.placement.arcflow import exact_arcflow
@@ -154,6 +155,18 @@ def _new_job(rng: np.random.Generator, k: int, hostile: float, has_loan: bool, t
     return Job(f"j{k + 1}", lo, n, float(rng.integers(600, 86_400)), gpw, gpu_type=gpu_type)
 
 
+#: Most servers, and jobs, a generated instance may have (about 4 MB of JSON
+#: at 10,000 servers).
+MAX_SERVERS = 10_000
+MAX_JOBS = 100_000
+
+#: The sizes :func:`generate` accepts (``scheduling-opt list`` shows it).
+SIZE_GRAMMAR = (
+    f"<servers> (1..{MAX_SERVERS:,} of 8 GPUs; jobs ask for 90% of the free GPUs, "
+    "443 has 1,000 jobs)"
+)
+
+
 def generate_placement(n_servers: int, seed: int, *, n_jobs: int | None = None) -> Instance:
     """A seeded placement instance on ``n_servers`` 8-GPU servers.
 
@@ -180,7 +193,8 @@ def generate_placement(n_servers: int, seed: int, *, n_jobs: int | None = None) 
     Raises
     ------
     InvalidInstanceError
-        If ``n_servers`` < 1.
+        If ``n_servers`` is outside 1..:data:`MAX_SERVERS` or ``n_jobs``
+        above :data:`MAX_JOBS`.
 
     Examples
     --------
@@ -192,8 +206,9 @@ def generate_placement(n_servers: int, seed: int, *, n_jobs: int | None = None) 
     ----------
     Chronus §5.3 and its artifact (model_info.json profiles); Aryl §3 (on-loan servers).
     """
-    if n_servers < 1:
-        raise InvalidInstanceError("size", f"must be >= 1 servers, got {n_servers}")
+    check_count(n_servers, "servers", 1, MAX_SERVERS)
+    if n_jobs is not None:
+        check_count(n_jobs, "jobs", 0, MAX_JOBS)
     rng = np.random.default_rng(seed)
     n_loan = n_servers // 8
     servers = [Server(f"t{i + 1}", "V100", 8) for i in range(n_servers - n_loan)]
@@ -245,17 +260,15 @@ def generate(size: str, seed: int) -> Instance:
     Raises
     ------
     InvalidInstanceError
-        If ``size`` is not a number of servers >= 1.
+        If ``size`` is not a whole number of servers in 1..:data:`MAX_SERVERS`
+        (:data:`SIZE_GRAMMAR`).
 
     Examples
     --------
     >>> generate("8", 0) == generate("8", 0)
     True
     """
-    try:
-        n = int(size)
-    except ValueError:
-        raise InvalidInstanceError("size", f"must be a number of servers, got {size!r}") from None
+    n = size_number(size, "servers", 1, MAX_SERVERS)
     return generate_placement(n, seed, n_jobs=1000 if n == 443 else None)
 
 
@@ -292,6 +305,7 @@ PROBLEM: Problem[PlacementInput, PlacementDecision] = Problem(
     default="local-search",
     check=check,
     generate=generate,
+    size_grammar=SIZE_GRAMMAR,
     sizes={
         "quick": ("6", "8"),
         "standard": ("16", "96", "120"),

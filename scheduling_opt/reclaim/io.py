@@ -13,6 +13,7 @@ import numpy as np
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.io.instance import Instance
+from scheduling_opt.io.sizes import check_count, size_number
 from scheduling_opt.jsonpath import check_keys, read_int
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.reclaim.aryl import aryl
@@ -111,6 +112,13 @@ def _place_job(
     return picked
 
 
+#: Most on-loan servers a generated instance may have (about 40 MB of JSON).
+MAX_SERVERS = 50_000
+
+#: The sizes :func:`generate` accepts (``scheduling-opt list`` shows it).
+SIZE_GRAMMAR = f"<on-loan servers> (1..{MAX_SERVERS:,}; about 2 jobs per server, N_R = n/4)"
+
+
 def generate_reclaim(n_servers: int, seed: int, *, n_reclaim: int | None = None) -> Instance:
     """A seeded reclaim instance: ``n_servers`` on-loan 8-GPU servers, ~2x jobs.
 
@@ -124,8 +132,7 @@ def generate_reclaim(n_servers: int, seed: int, *, n_reclaim: int | None = None)
     >>> read(inst).n_servers, read(inst).n_reclaim
     (20, 5)
     """
-    if n_servers < 1:
-        raise InvalidInstanceError("size", f"must be >= 1 on-loan servers, got {n_servers}")
+    check_count(n_servers, "on-loan servers", 1, MAX_SERVERS)
     rng = as_rng(seed)
     n_train = max(1, n_servers // 4)
     free = [8] * n_servers
@@ -162,14 +169,30 @@ def generate_reclaim(n_servers: int, seed: int, *, n_reclaim: int | None = None)
 
 
 def generate(size: str, seed: int) -> Instance:
-    """The registry's generator: ``size`` is the number of on-loan servers."""
-    try:
-        n = int(size)
-    except ValueError:
-        raise InvalidInstanceError(
-            "size", f"must be a number of on-loan servers, got {size!r}"
-        ) from None
-    return generate_reclaim(n, seed)
+    """The registry's generator: ``size`` is the number of on-loan servers (:data:`SIZE_GRAMMAR`).
+
+    Parameters
+    ----------
+    size : str
+        Digits: the on-loan servers, 1..:data:`MAX_SERVERS`.
+    seed : int
+
+    Returns
+    -------
+    Instance
+        :func:`generate_reclaim` of that many servers.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Not a whole number, or out of range (the message names the limit).
+
+    Examples
+    --------
+    >>> len(generate("200", 0).cluster.on_loan_servers())
+    200
+    """
+    return generate_reclaim(size_number(size, "on-loan servers", 1, MAX_SERVERS), seed)
 
 
 PROBLEM: Problem[ReclaimInput, ReclaimDecision] = Problem(
@@ -199,6 +222,7 @@ PROBLEM: Problem[ReclaimInput, ReclaimDecision] = Problem(
     default="auto",
     check=check,
     generate=generate,
+    size_grammar=SIZE_GRAMMAR,
     sizes={
         "quick": ("8", "12"),
         "standard": ("20", "60", "150", "500"),

@@ -1,9 +1,14 @@
 """``scheduling-opt simulate``: run policies on a workload and compare them side by side.
 
-With no arguments: the bundled excerpt (P_MIX2's first day) on 120 x 8 GPUs
-under every baseline, the table printed. ``--out DIR`` writes jobs.csv,
-timeline.csv, summary.json, report.md and plots, and caches each run under
-``DIR/cache`` by its configuration hash (a rerun only computes what changed).
+With no arguments: the bundled excerpt (P_MIX2's first day) under every
+baseline on its busy size (:data:`~scheduling_opt.sim.busy.BUNDLED_BUSY_SERVERS`
+x 8 GPUs, the largest cluster at which every baseline misses at least 5% of
+the deadlines: :mod:`scheduling_opt.sim.busy`), the table printed with a
+one-line reading under it. Files go to ``--out DIR`` (default
+``simulate-out``): jobs.csv, timeline.csv, summary.json, report.md and
+plots, and each run is cached under ``DIR/cache`` by its configuration hash
+(a rerun only computes what changed). A trace file or the synthetic
+workload runs on Chronus' 120 x 8 GPUs unless ``--servers`` says otherwise.
 """
 
 from __future__ import annotations
@@ -16,13 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.output import table, write_all
+from scheduling_opt.sim.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
+from scheduling_opt.sim.output import TIME_UNIT, reading, table, write_all
 from scheduling_opt.sim.registry import BASELINES, POLICIES
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
 from scheduling_opt.sim.synthetic import SyntheticSpec
 from scheduling_opt.sim.workload import BUNDLED
 
 WORKLOADS = (BUNDLED, "synthetic")
+#: Servers of a trace file or the synthetic workload (Chronus' C120).
+TRACE_SERVERS = 120
+DEFAULT_OUT = "simulate-out"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,13 +50,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"a policy (repeatable; default all baselines: {', '.join(BASELINES)}); "
         f"known: {', '.join(POLICIES)}",
     )
-    parser.add_argument("--servers", type=int, default=120, help="servers (default 120)")
+    parser.add_argument(
+        "--servers",
+        type=int,
+        help=f"servers (default {BUNDLED_BUSY_SERVERS} for the bundled excerpt, its busy size; "
+        f"{TRACE_SERVERS} otherwise)",
+    )
     parser.add_argument("--gpus-per-server", type=int, default=8, help="GPUs per server (8)")
     parser.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 per policy (1)")
     parser.add_argument("--workers", type=int, default=1, help="parallel runs (1)")
     parser.add_argument("--executor", choices=("local", "dask"), default="local")
     parser.add_argument("--scheduler", help="with --executor dask: a running scheduler's address")
-    parser.add_argument("--out", metavar="DIR", help="write results, report and plots here")
+    parser.add_argument(
+        "--out", metavar="DIR", default=DEFAULT_OUT, help=f"results, report, plots ({DEFAULT_OUT})"
+    )
     parser.add_argument("--synthetic-jobs", type=int, default=1000, help="synthetic size")
     parser.add_argument("--round", type=float, metavar="T", help="round mode: decide every T")
     parser.add_argument("--restart-cost", type=float, default=0.0, help="stall per resume")
@@ -149,6 +165,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the ``simulate`` command; print the table; return the exit code (0)."""
     from scheduling_opt import __version__
 
+    bundled = args.trace is None and args.workload in (None, BUNDLED)
+    # The busy size was found at 8 GPUs per server: only then does the header claim it.
+    busy = bundled and args.servers is None and args.gpus_per_server == 8
+    if args.servers is None:
+        args.servers = BUNDLED_BUSY_SERVERS if bundled else TRACE_SERVERS
     configs = _configs(args)
     out_dir = Path(args.out) if args.out else None
     client = None
@@ -168,14 +189,25 @@ def run(args: argparse.Namespace) -> int:
         job_progress=_progress(args.quiet, "job"),
     )
     first = results[0]
+    size = (
+        f" (the bundled day's busy size: every baseline misses >= {BUSY_MISS_RATIO:.0%} "
+        "of the deadlines)"
+        if busy
+        else ""
+    )
     print(
         f"workload {first.workload_name} ({int(first.metrics['jobs'])} jobs), "
-        f"{args.servers} x {args.gpus_per_server} GPUs, times in the trace's unit"
+        f"{args.servers} x {args.gpus_per_server} GPUs{size}; times in {TIME_UNIT}"
     )
     print(table(results), end="")
+    print(reading(results))
     if out_dir is not None:
-        write_all(out_dir, results, __version__, args.timeline_step)
-        print(f"wrote {out_dir}/jobs.csv, timeline.csv, summary.json, report.md")
+        plots = write_all(out_dir, results, __version__, args.timeline_step)
+        print(f"wrote {out_dir / 'report.md'}, jobs.csv, timeline.csv, summary.json")
+        if plots:
+            print(f"plots: {', '.join(str(out_dir / p) for p in plots)}")
+        else:
+            print("plots: none (matplotlib is not installed: pip install 'scheduling-opt[bench]')")
     return 0
 
 

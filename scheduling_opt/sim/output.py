@@ -5,7 +5,8 @@ The contract other tools read (``summary.json``): an object with
 parameters), each with ``policy``, ``seed``, ``params``, ``config_hash``,
 ``wall_seconds``, ``cpu_seconds``, ``events``, ``events_per_second``,
 ``policy_calls`` and ``metrics`` (:data:`~scheduling_opt.sim.results.METRIC_KEYS`).
-Times are in the trace's unit (minutes for Chronus-Philly). Floats in the
+Times are in minutes (:data:`TIME_UNIT`: Chronus-Philly traces and the
+synthetic workload). Floats in the
 CSV files are written with ``repr`` so the same run gives the same bytes.
 """
 
@@ -25,17 +26,20 @@ from scheduling_opt.sim.sweep import RunResult
 
 #: Columns of the side-by-side table (metric key, header, format).
 TABLE = (
-    ("jct_mean", "avg JCT", "{:.1f}"),
-    ("jct_median", "median JCT", "{:.1f}"),
-    ("jct_p95", "p95 JCT", "{:.1f}"),
-    ("queueing_mean", "avg queueing", "{:.1f}"),
-    ("makespan", "makespan", "{:.0f}"),
-    ("utilization", "utilization", "{:.3f}"),
-    ("deadline_miss_ratio", "deadline miss", "{:.3f}"),
-    ("wdmr", "wDMR", "{:.3f}"),
-    ("best_effort_jct_mean", "BE JCT", "{:.1f}"),
-    ("preemption_ratio", "preemption ratio", "{:.3f}"),
+    ("jct_mean", "avg JCT (min)", "{:.1f}"),
+    ("jct_median", "median JCT (min)", "{:.1f}"),
+    ("jct_p95", "p95 JCT (min)", "{:.1f}"),
+    ("queueing_mean", "avg queueing (min)", "{:.1f}"),
+    ("makespan", "makespan (min)", "{:.0f}"),
+    ("utilization", "utilization (share of GPU time)", "{:.3f}"),
+    ("deadline_miss_ratio", "deadline miss (share of SLO jobs)", "{:.3f}"),
+    ("wdmr", "wDMR (share)", "{:.3f}"),
+    ("best_effort_jct_mean", "BE JCT (min)", "{:.1f}"),
+    ("preemption_ratio", "preemption ratio (per job)", "{:.3f}"),
 )
+#: The time unit of every workload the command line reads: Chronus-Philly
+#: traces (the bundled excerpt included) and the synthetic generator.
+TIME_UNIT = "minutes"
 
 
 def _cell(value: object) -> str:
@@ -94,14 +98,14 @@ def summary(results: Sequence[RunResult], version: str) -> dict[str, Any]:
     """The ``summary.json`` object."""
     return {
         "version": version,
-        "time_unit": "trace unit (minutes for Chronus-Philly)",
+        "time_unit": TIME_UNIT,
         "runs": [run_entry(r) for r in results],
     }
 
 
 def table(results: Sequence[RunResult]) -> str:
     """The side-by-side markdown table (one row per run)."""
-    head = ["policy", "seed", *(h for _, h, _ in TABLE), "wall s"]
+    head = ["policy", "seed", *(h for _, h, _ in TABLE), "wall (s)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         cells = [r.config.name, str(r.config.seed)]
@@ -109,6 +113,53 @@ def table(results: Sequence[RunResult]) -> str:
         cells.append(f"{r.output.wall_seconds:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _by_policy(results: Sequence[RunResult], key: str) -> dict[str, float]:
+    """Each policy's ``key`` averaged over its runs (seeds), in first-run order."""
+    runs: dict[str, list[float]] = {}
+    for r in results:
+        runs.setdefault(r.config.policy, []).append(float(r.metrics[key]))
+    return {p: sum(v) / len(v) for p, v in runs.items()}
+
+
+def reading(results: Sequence[RunResult]) -> str:
+    """One line that reads the table: the mean-JCT spread and the deadline-miss spread.
+
+    Parameters
+    ----------
+    results : sequence of RunResult
+        The runs of the table (a policy's seeds are averaged).
+
+    Returns
+    -------
+    str
+        ``"Reading: ..."``, without a line break.
+
+    Examples
+    --------
+    >>> reading([])
+    'Reading: no runs.'
+    """
+    jct = _by_policy(results, "jct_mean")
+    if not jct:
+        return "Reading: no runs."
+    best, worst = min(jct, key=jct.__getitem__), max(jct, key=jct.__getitem__)
+    if len(jct) == 1:
+        return f"Reading: one policy, {best}: mean JCT {jct[best]:.1f} {TIME_UNIT}."
+    ratio = jct[worst] / jct[best] if jct[best] > 0 else float("inf")
+    line = (
+        f"Reading: {best} has the lowest mean JCT ({jct[best]:.1f} {TIME_UNIT}), "
+        f"{worst} the highest ({jct[worst]:.1f}, {ratio:.1f}x)"
+    )
+    if all(r.metrics["slo_jobs"] > 0 for r in results):
+        miss = _by_policy(results, "deadline_miss_ratio")
+        low, high = min(miss, key=miss.__getitem__), max(miss, key=miss.__getitem__)
+        line += (
+            f"; {low} misses the fewest deadlines ({miss[low]:.1%} of SLO jobs), "
+            f"{high} the most ({miss[high]:.1%})"
+        )
+    return line + "."
 
 
 def report(results: Sequence[RunResult], plots: Sequence[str], note: str = "") -> str:
@@ -120,9 +171,10 @@ def report(results: Sequence[RunResult], plots: Sequence[str], note: str = "") -
         parts.append(
             f"Workload `{first.workload_name}` (hash {first.workload_digest}, "
             f"{int(first.metrics['jobs'])} jobs measured), {c.servers} servers x "
-            f"{c.gpus_per_server} GPUs; times in the trace's unit.\n"
+            f"{c.gpus_per_server} GPUs; times in {TIME_UNIT}.\n"
         )
     parts.append(table(results))
+    parts.append("\n" + reading(results) + "\n")
     if note:
         parts.append(f"\n{note}\n")
     for p in plots:

@@ -30,6 +30,7 @@ on GPUs left free.
 from __future__ import annotations
 
 import heapq
+import math
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
 from scheduling_opt.sim.policy import PENDING, RUNNING, Decision, JobView, View
@@ -357,11 +358,14 @@ class Tiresias(_Preemptive):
             held = sum(g for _, g in placement)
             at = now + (self.thresholds[q] - las) / held
             # The crossing test forgives 1e-9 of service, the timer test 1e-9 of
-            # time: a job 1e-9..held x 1e-9 short of a threshold had a timer
-            # due "now" that re-pushed itself for ever (issue 24: Tiresias hung
-            # at 2x P_MIX2's density). Such a timer fires just after now.
-            if at <= now + 1e-9:
-                at = now + 2e-9
+            # time: a job within the crossing tolerance of its threshold (las
+            # 1e-9..held x 1e-9 short, held large) would be re-timed to a
+            # crossing that before_walk pops again at once, at the same
+            # instant, for ever (the bundled day on 30 x 8 GPUs hung, growing
+            # past 6 GB; issue 24: 2x P_MIX2's density). The timer goes just
+            # past the pop tolerance, where it crosses: nextafter keeps it past
+            # now + 1e-9 even where the clock's ulp exceeds 1e-9.
+            at = max(at, math.nextafter(now + 1e-9, math.inf))
             heapq.heappush(self.demotions, (at, job.index))
 
     def started_now(self, job: JobView, placement: Placement, now: float) -> None:

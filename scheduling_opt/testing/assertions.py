@@ -51,6 +51,17 @@ _PACKAGES: dict[str, tuple[str | None, str]] = {
 
 #: Checker wording -> the rule it enforces (first match wins).
 _RULES: tuple[tuple[str, str], ...] = (
+    # Lease (Chronus §3.3.4): the level claimed must be the first deadline the
+    # last term meets; a last term past every deadline is a missed deadline.
+    (r"meets deadline", "deadline: a job's level is the first deadline its last term meets"),
+    (
+        r"require_all, yet|rejected job",
+        "admission: a rejected job holds no terms, none under require_all",
+    ),
+    # Batch size (ONES §3.1): B_j <= R_j, each local batch within the GPU's memory.
+    (r"batch \d+ > limit", "batch-size limit: a job's global batch is at most its limit R_j"),
+    (r"local batch", "local batch: 1..the job's largest local batch on each GPU it holds"),
+    (r"GPUs > cap", "GPU cap: a job runs on at most its maximum GPUs"),
     (r"over-full|over capacity|exceeds? the|free GPUs of", "capacity: no more GPUs than there are"),
     (r"not an on-loan server", "only servers on loan can be returned"),
     (r"servers returned, \d+ requested", "return exactly N_R servers"),

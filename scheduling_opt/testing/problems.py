@@ -264,12 +264,18 @@ def allocation_inputs(
 ) -> AllocationInput:
     """Aryl allocation inputs: queued jobs, running elastic jobs, free GPUs.
 
+    The capacity is drawn independently of the running jobs, so it is
+    sometimes smaller than the flexible GPUs they hold: a valid input
+    (flexible workers on slower on-loan GPUs count for less, Aryl §5.2;
+    :class:`~scheduling_opt.allocation.AllocationInput`), in which every
+    method must scale those jobs in.
+
     Parameters
     ----------
     max_jobs, max_workers : int, optional
         Jobs, and workers per job, at most.
     max_capacity : int, optional
-        Free GPUs at most.
+        Free GPUs at most (at least 1).
 
     Returns
     -------

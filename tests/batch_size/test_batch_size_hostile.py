@@ -121,6 +121,7 @@ def test_a_billion_gpu_server_is_refused_at_once_with_one_line() -> None:
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_the_cli_validate_refuses_a_billion_gpus_in_one_line(tmp_path: Path) -> None:
     doc = example()
     doc["cluster"]["servers"][0]["gpus"] = 1_000_000_000

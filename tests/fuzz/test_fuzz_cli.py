@@ -66,6 +66,22 @@ def test_the_judge_catches_a_traceback_a_crash_and_a_hang() -> None:
     assert mutate.complaints(hang)[0].startswith("hang")
 
 
+def test_one_mutant_of_every_problem_gets_an_answer_or_one_error_line() -> None:
+    """The default run's share of the fuzz: one seeded mutant per problem (the run below is slow)."""
+    import numpy as np
+
+    from scheduling_opt.registry import problem_names
+
+    for problem in problem_names():
+        seed = next(s for s in SEEDS if s.problem == problem and s.name.endswith(".json"))
+        draw = mutate.NumpyDraw(np.random.default_rng(len(problem)))
+        text, what = mutate.mutant(seed, draw)
+        method = draw.choice(seed.methods)
+        problems = mutate.run_mutant(text, method, what, seed.name).complaints()
+        assert problems == [], f"{what} (method {method}): {problems}"
+
+
+@pytest.mark.slow
 @settings(
     max_examples=CI_MUTANTS,
     deadline=None,

@@ -122,6 +122,7 @@ def test_require_all_matches_brute_force(case: tuple[list[Job], int]) -> None:
         lease.check(LeaseInput(jobs, gpus, 1.0, require_all=True), verdict.schedule)
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10_000), st.sampled_from(["j6", "c1-j8", "c1-j10"]))
 def test_generated_answers_pass_the_checker(seed: int, size: str) -> None:

@@ -193,6 +193,7 @@ def test_granularity() -> None:
     assert gran(np.zeros(3)) is None
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10_000), st.sampled_from(["c2-j12", "c4-j24"]))
 def test_levels_with_fixing_equal_levels_without(seed: int, size: str) -> None:
@@ -220,6 +221,7 @@ def test_levels_with_fixing_equal_levels_without(seed: int, size: str) -> None:
         bound = fixed_bound
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10_000), st.sampled_from(["c4-j24", "c16-j60"]))
 def test_two_stage_with_the_search_equals_the_whole_milp(seed: int, size: str) -> None:
@@ -244,6 +246,7 @@ def test_synth_p4_6_is_proven() -> None:
     assert sol.bound == pytest.approx(17140.0)
 
 
+@pytest.mark.slow
 def test_a_long_horizon_is_left_to_highs_not_a_recursion_error() -> None:
     # The search recursed once per term: a deadline ~1,200 terms ahead (allowed
     # up to MAX_HORIZON without max_terms) raised RecursionError, through

@@ -28,6 +28,7 @@ exact_module = importlib.import_module("scheduling_opt.lease.exact")
 LIMIT = 120.0  # generous: the shared machine is often loaded
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10_000), st.sampled_from(["j6", "c1-j8", "c1-j10"]))
 def test_two_stage_equals_the_whole_milp_and_the_paper_model(seed: int, size: str) -> None:

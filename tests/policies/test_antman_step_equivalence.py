@@ -302,6 +302,7 @@ def _worlds(
     return state, rounds
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_worlds())
 def test_incremental_step_decides_as_the_reference(

@@ -301,10 +301,18 @@ def _run(workload: Workload, servers: int, policy: EdlTiresias) -> tuple[object,
 @pytest.mark.parametrize(
     ("seed", "jobs", "rate", "servers", "rule"),
     [
-        (0, 200, 1.5, 6, ElasticRule()),
-        (0, 200, 1.5, 10, ElasticRule()),
-        (4, 200, 0.7, 8, ElasticRule()),
-        (1, 200, 1.5, 8, ElasticRule(min_fraction=0.5, max_factor=1.5, serial=0.1)),
+        # 200 jobs each: about 1-4 s per case on a quiet machine (slow).
+        pytest.param(0, 200, 1.5, 6, ElasticRule(), marks=pytest.mark.slow),
+        pytest.param(0, 200, 1.5, 10, ElasticRule(), marks=pytest.mark.slow),
+        pytest.param(4, 200, 0.7, 8, ElasticRule(), marks=pytest.mark.slow),
+        pytest.param(
+            1,
+            200,
+            1.5,
+            8,
+            ElasticRule(min_fraction=0.5, max_factor=1.5, serial=0.1),
+            marks=pytest.mark.slow,
+        ),
         (3, 120, 1.5, 6, None),  # the trace's inelastic jobs
     ],
 )

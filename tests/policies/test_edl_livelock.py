@@ -171,6 +171,7 @@ def _where(p: Placement) -> dict[str, dict[str, int]]:
     return {k: dict(p.servers_of(k)) for k in p.jobs()}
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(
     st.lists(st.integers(1, 8), min_size=1, max_size=4),

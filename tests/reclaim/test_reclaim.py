@@ -237,6 +237,7 @@ def test_checker_rejects_wrong_answers() -> None:
 # --------------------------------------------------------------------------- properties
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(brute_force_reclaim_instances(max_servers=10))
 def test_every_method_is_valid_and_none_beats_exact(inst: Instance) -> None:

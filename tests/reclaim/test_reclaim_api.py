@@ -198,6 +198,7 @@ def test_bounds_by_hand() -> None:
     assert aryl(inp).bound == 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(small_instances(max_servers=8))
 def test_bounds_never_exceed_the_brute_force_optimum(inst: object) -> None:

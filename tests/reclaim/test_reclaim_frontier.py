@@ -110,7 +110,16 @@ def test_exact_and_auto_equal_brute_force(inst: Instance) -> None:
         assert sol.bound == best[0]
 
 
-@pytest.mark.parametrize("size", ["8", "12", "20", "60", "150"])
+@pytest.mark.parametrize(
+    "size",
+    [
+        "8",
+        "12",
+        "20",
+        pytest.param("60", marks=pytest.mark.slow),
+        pytest.param("150", marks=pytest.mark.slow),
+    ],
+)
 def test_exact_equals_the_two_stage_milp_on_generated(size: str) -> None:
     for seed in range(5):
         inp = read(generate(size, seed))

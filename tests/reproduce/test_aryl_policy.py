@@ -237,11 +237,13 @@ def excerpt_runs() -> dict[str, dict[str, float]]:
     return out
 
 
+@pytest.mark.slow
 def test_excerpt_aryl_jct_below_fifo_no_loan(excerpt_runs: dict[str, dict[str, float]]) -> None:
     assert excerpt_runs["aryl"]["jct_mean"] < excerpt_runs["fifo-no-loan"]["jct_mean"]
     assert excerpt_runs["aryl"]["queueing_mean"] < excerpt_runs["fifo-no-loan"]["queueing_mean"]
 
 
+@pytest.mark.slow
 def test_excerpt_aryl_preemption_ratio_below_random(
     excerpt_runs: dict[str, dict[str, float]],
 ) -> None:

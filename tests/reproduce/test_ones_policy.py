@@ -228,6 +228,7 @@ def test_paper_set_drops_the_first_five_percent_on_64_gpus() -> None:
 # ---------------------------------------------------------------- shape
 
 
+@pytest.mark.slow
 def test_generated_ones_mean_jct_below_fixed_batch_and_tiresias() -> None:
     # 60 jobs of the §4.2 draw on 16 x 4 GPUs; the first 5% dropped.
     w = generate(OnesSpec(jobs=60), seed=0)

@@ -7,6 +7,8 @@ them, so each test runs in seconds; the whole excerpt runs in
 
 from __future__ import annotations
 
+import pytest
+
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import (
     ClusterSpec,
@@ -26,6 +28,7 @@ def _metrics(workload: Workload, servers: int, policy: str) -> dict[str, float]:
     return summarize(simulate(workload, c, make_policy(policy, workload, c), speed=speed))
 
 
+@pytest.mark.slow
 def test_excerpt_chronus_wdmr_below_edf_below_fifo() -> None:
     # Chronus Fig. 9's order on P_MIX2's first 400 jobs over 20 x 8 GPUs.
     w = Workload.of(bundled().jobs[:400], "excerpt-400")

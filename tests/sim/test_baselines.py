@@ -160,9 +160,9 @@ def test_tiresias_timer_just_short_of_a_threshold_fires_once() -> None:
     (1 GPU) arrives at 5 - 7.5e-10: the call at that instant pops the timer
     (due within the 1e-9 time tolerance) while J0's service is 10 - 1.5e-9,
     short of the 1e-9 service tolerance; its new timer, 7.5e-10 ahead, was
-    due "now" again, for ever. Now it fires 2e-9 later, J0 drops to Q1 and
-    nothing else changes: J1 fits the free GPUs, J0 ends at 100, J1 at
-    5 - 7.5e-10 + 3.
+    due "now" again, for ever. Now it fires just past the pop tolerance, J0
+    drops to Q1 and nothing else changes: J1 fits the free GPUs, J0 ends at
+    100, J1 at 5 - 7.5e-10 + 3.
     """
     t1 = 5.0 - 7.5e-10
     jobs = [job(0, 0, 2, 100), job(1, t1, 1, 3)]
@@ -180,3 +180,34 @@ def test_tiresias_timer_just_short_of_a_threshold_fires_once() -> None:
     assert got["0"] == (0, 100, 0)
     assert got["1"][0] == t1
     assert got["1"][1] == t1 + 3
+
+
+def test_tiresias_a_job_a_hair_below_its_threshold_does_not_hang() -> None:
+    # Threshold 10 GPU-minutes. J0 (8 GPUs) crosses it at 10 / 8 = 1.25; J1
+    # arrives at 1.249999999375, when J0's service is 8 x that = 9.999999995:
+    # 5e-9 short of 10, below the 1e-9 crossing tolerance, with its demotion
+    # timer (1.25) due within the pop tolerance. The re-timed crossing,
+    # 6.25e-10 later, used to be popped again at the same instant for ever
+    # (the bundled day on 30 x 8 GPUs hung). J1 fits beside J0 (16 GPUs): by
+    # hand J0 runs 0..100, J1 from its arrival for 1 minute; nobody preempted.
+    import subprocess
+    import sys
+
+    code = (
+        "from scheduling_opt.sim import ClusterSpec, SimJob, Workload, simulate\n"
+        "from scheduling_opt.sim.preemptive import Tiresias\n"
+        "w = Workload.of([SimJob('0', 0.0, 8, 100.0), SimJob('1', 1.249999999375, 1, 1.0)], 't')\n"
+        "out = simulate(w, ClusterSpec.uniform(1, 16), Tiresias(thresholds=(10.0,)))\n"
+        "print(repr(out.first_start), repr(out.end), repr(out.preemptions))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == [
+        "(0.0,",
+        "1.249999999375)",
+        "(100.0,",
+        "2.249999999375)",
+        "(0,",
+        "0)",
+    ]

@@ -19,14 +19,25 @@ def _args(*argv: str) -> argparse.Namespace:
     return parser.parse_args(["--quiet", *argv])
 
 
+@pytest.mark.slow
 def test_no_arguments_runs_the_excerpt_under_all_baselines(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the default --out is ./simulate-out
     assert run(_args()) == 0
     out = capsys.readouterr().out
-    assert "philly-mix2-day1 (5217 jobs)" in out
+    assert "philly-mix2-day1 (5217 jobs), 60 x 8 GPUs" in out
     for name in BASELINES:
         assert f"| {name} | 0 |" in out
+    assert (tmp_path / "simulate-out" / "summary.json").is_file()
+
+
+def test_a_trace_or_synthetic_workload_keeps_chronus_120_servers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["--workload", "synthetic", "--synthetic-jobs", "30", "--policy", "fifo"]
+    assert run(_args(*argv, "--out", str(tmp_path))) == 0
+    assert "(30 jobs), 120 x 8 GPUs; times in minutes" in capsys.readouterr().out
 
 
 def test_out_dir_files_contract_and_cache(tmp_path: Path) -> None:
@@ -108,3 +119,13 @@ def test_unknown_policy_error_names_baselines_and_paper_policies() -> None:
     message = str(err.value)
     for known in ("fifo", "tiresias", "chronus", "chronus-exact", "elastic-tiresias"):
         assert repr(known) in message
+
+
+def test_the_busy_claim_is_made_only_for_the_size_the_rule_found(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The rule scanned 8-GPU servers: with 4 GPUs per server, 60 servers is
+    # just a size, not the bundled day's busy size.
+    assert run(_args("--policy", "fifo", "--gpus-per-server", "4", "--out", str(tmp_path))) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.endswith("(5217 jobs), 60 x 4 GPUs; times in minutes")

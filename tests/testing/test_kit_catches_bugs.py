@@ -167,6 +167,7 @@ def test_exceeding_the_reclaim_quota_is_caught_on_one_server_and_no_job() -> Non
     assert _error(inp, reclaim_over_quota).detail == "1 servers returned, 0 requested"
 
 
+@pytest.mark.slow
 def test_exceeding_a_tenant_quota_is_caught_on_one_gpu_and_one_job() -> None:
     state = find(antman_states(), _caught(launch_ignoring_quota, "tenant quota"), settings=SEARCH)
     # Shrunk: one server of 1 GPU, tenant A with quota 0, one guarantee job of 1 GPU.
@@ -191,6 +192,7 @@ def _beaten(fn: Callable[[Any], Solution[Any]]) -> Callable[[Any], bool]:
     return beaten
 
 
+@pytest.mark.slow
 def test_a_suboptimal_reclaim_rule_is_caught_against_the_optimum() -> None:
     inp = find(reclaim_inputs(), _beaten(reclaim_first_servers), settings=SEARCH)
     # Shrunk: at most three 1-GPU servers, all on loan; one 1-worker job on s0; N_R = 1.
@@ -209,6 +211,7 @@ def test_valid_toys_pass_assert_valid() -> None:
     assert_within(inp, reclaim_first_servers(inp), gap=1.0)
 
 
+@pytest.mark.slow
 def test_greedy_mckp_is_caught_by_a_zero_gap_and_passes_a_wide_one() -> None:
     from scheduling_opt.mckp import greedy
 

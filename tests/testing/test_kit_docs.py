@@ -34,6 +34,7 @@ def test_the_best_fit_example_fails_with_the_capacity_rule() -> None:
     assert "over-full" in info.value.detail
 
 
+@pytest.mark.slow
 def test_the_composed_strategy_example_draws() -> None:
     blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
     namespace: dict[str, Any] = {}
@@ -44,6 +45,7 @@ def test_the_composed_strategy_example_draws() -> None:
     assert set(placement.jobs()) <= {j.id for j in jobs}
 
 
+@pytest.mark.slow
 def test_the_reclaim_example_is_beaten_by_the_optimum() -> None:
     ns = _namespace()
     search = settings(

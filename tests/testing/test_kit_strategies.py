@@ -131,6 +131,7 @@ def test_model_strategies_pass_the_common_reader_1000() -> None:
     _run(_model_instances(), _model_round_trip, THOUSAND)
 
 
+@pytest.mark.slow
 def test_policy_states_are_valid_by_construction() -> None:
     def is_antman(state: Any) -> None:
         assert isinstance(state, AntManState)
