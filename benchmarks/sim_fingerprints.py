@@ -108,8 +108,14 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
     for name in ("antman", "ones", "aryl"):
         paper = PAPERS[name]
         seen: set[str] = set()
-        for c in paper.configs(quick=True):
+        # The first quick density, where the policies run only at the judged
+        # load (Aryl's reclaim variants) are made as if it were the judged one.
+        first = paper.densities(True)[0]
+        judged = {w.base_name: first for w in paper.workloads(True)[0]}
+        for c in paper.configs(quick=True, judged=judged):
             if c.seed != 0 or c.policy in seen or c.policy == "ones-exact":
+                continue
+            if c.workload.density != first:
                 continue
             seen.add(c.policy)
             out[f"{c.policy}/{name}-quick"] = c

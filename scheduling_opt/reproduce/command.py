@@ -16,14 +16,14 @@ import argparse
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.reproduce.grid import evaluate
+from scheduling_opt.reproduce.grid import evaluate, judged_points, points
 from scheduling_opt.reproduce.papers import PAPERS, paper
 from scheduling_opt.reproduce.report import by_workload, claims_table, verdict_table, write_report
 from scheduling_opt.reproduce.workloads import MAX_DENSITY
 from scheduling_opt.sim import limits
 from scheduling_opt.sim.command import _progress
 from scheduling_opt.sim.options import as_options, output_folder
-from scheduling_opt.sim.sweep import run_sweep
+from scheduling_opt.sim.sweep import RunConfig, RunResult, run_sweep
 
 #: Seeds a reproduction may ask for (each is a run of every policy at every point).
 MAX_SEEDS = 100
@@ -117,15 +117,30 @@ def run(args: argparse.Namespace) -> int:
     if not configs:
         raise InvalidInstanceError("--traces", f"no trace of {chosen.name} found: {notes}")
     out_dir = output_folder(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
-    with as_options():
-        results = run_sweep(
-            configs,
-            workers=args.workers,
-            executor=args.executor,
-            cache_dir=out_dir / "cache",
-            progress=_progress(args.quiet),
-            job_progress=_progress(args.quiet, "job"),
-        )
+
+    def sweep(todo: list[RunConfig]) -> list[RunResult]:
+        with as_options():
+            return run_sweep(
+                todo,
+                workers=args.workers,
+                executor=args.executor,
+                cache_dir=out_dir / "cache",
+                progress=_progress(args.quiet),
+                job_progress=_progress(args.quiet, "job"),
+            )
+
+    results = sweep(configs)
+    target = chosen.sweep.target if chosen.sweep is not None else None
+    if target is not None and any(not p.everywhere for p in chosen.policies):
+        # Stage two: the runs made only at the judged density, which the
+        # target's runs of stage one chose (the cache keeps stage one's runs).
+        judged = {
+            j.point.workload: j.point.density
+            for j in judged_points(chosen, points(results), quick=args.quick)
+        }
+        if not args.quiet:
+            print(f"judged densities: {judged}")
+        results = sweep(chosen.configs(args.quick, traces, densities, args.seeds, judged))
     for name, group in by_workload(results).items():
         print(f"{chosen.source}, workload {name}:")
         print(claims_table(chosen, group))

@@ -7,9 +7,12 @@ claim the way it is stated and gives it a verdict
 (:mod:`~scheduling_opt.reproduce.verdict`):
 
 - a ``point`` claim, on each workload at the density of the paper's own
-  conditions (:meth:`~scheduling_opt.reproduce.papers.PaperSet.judged`):
-  ours from the mean over seeds of each policy's metrics, plus the number
-  of every seed, and how many of them point the paper's way;
+  conditions (:func:`judged_points`: the set's judged density, the density
+  its :class:`~scheduling_opt.reproduce.papers.LoadTarget` chooses from
+  the results, or every density when the paper states no load): ours from
+  the mean over seeds of each policy's metrics, plus the number of every
+  seed, and how many of them point the paper's way; against each label of
+  the claim's ``over`` too (a range over a parameter);
 - a ``grid`` claim ("up to"): the largest number over every point of the
   grid, with the workload, density and baseline where it occurs.
 
@@ -28,6 +31,8 @@ from scheduling_opt.reproduce.workloads import PaperWorkload, offered_load
 from scheduling_opt.sim.sweep import RunResult
 
 Metrics = dict[str, dict[str, float]]
+#: Seeds listed one by one in a verdict row (more are shown as a range).
+SHOWN_SEEDS = 5
 
 
 def mean_metrics(results: Sequence[RunResult]) -> Metrics:
@@ -41,10 +46,10 @@ def mean_metrics(results: Sequence[RunResult]) -> Metrics:
     sums: dict[str, dict[str, float]] = {}
     counts: dict[str, int] = {}
     for r in results:
-        acc = sums.setdefault(r.config.policy, {})
+        acc = sums.setdefault(r.config.name, {})
         for k, v in r.metrics.items():
             acc[k] = acc.get(k, 0.0) + v
-        counts[r.config.policy] = counts.get(r.config.policy, 0) + 1
+        counts[r.config.name] = counts.get(r.config.name, 0) + 1
     return {p: {k: v / counts[p] for k, v in m.items()} for p, m in sums.items()}
 
 
@@ -122,6 +127,8 @@ class ClaimRow:
     verdict: Verdict
     #: ``"<baseline>: <metric> -> <policy>: <metric>"`` of the mean metrics.
     values: str
+    #: Ours against each label of ``claim.over`` at the same point.
+    over: tuple[tuple[str, float | None], ...] = ()
 
     @property
     def seeds_agreeing(self) -> int:
@@ -130,17 +137,36 @@ class ClaimRow:
         return sum(1 for v in self.seeds if v is not None and same_direction(c.kind, c.paper, v))
 
     def spread(self) -> str:
-        """The seeds' numbers: ``"min..max, k/n the paper's way"`` (empty for one seed)."""
+        """Every seed's number, and how many point the paper's way (empty for one seed).
+
+        Up to :data:`SHOWN_SEEDS` seeds are listed one by one (a mean can
+        hide a seed that points the other way), more as ``min..max``.
+        """
         known = [v for v in self.seeds if v is not None]
         if len(self.seeds) < 2 or not known:
             return ""
         c = self.claim
-        span = f"{c.show(min(known))}..{c.show(max(known))}"
-        if c.kind == "reduction":  # shown negated: the larger reduction prints first
+        if len(self.seeds) <= SHOWN_SEEDS:
+            span = " / ".join(c.show(v) for v in self.seeds)
+        elif c.kind == "reduction":  # shown negated: the larger reduction prints first
             span = f"{c.show(max(known))}..{c.show(min(known))}"
+        else:
+            span = f"{c.show(min(known))}..{c.show(max(known))}"
         if c.kind == "value":
             return span
-        return f"{span}, {self.seeds_agreeing}/{len(self.seeds)} the paper's way"
+        return f"{span}; {self.seeds_agreeing}/{len(self.seeds)} the paper's way"
+
+    def over_range(self) -> str:
+        """Ours against every label of ``claim.over``: ``"lo..hi (label: v, ...)"``."""
+        known = [v for _, v in self.over if v is not None]
+        if not known:
+            return ""
+        c = self.claim
+        lo, hi = min(known), max(known)
+        if c.kind == "reduction":
+            lo, hi = hi, lo
+        each = ", ".join(f"{label}: {c.show(v)}" for label, v in self.over)
+        return f"{c.show(lo)}..{c.show(hi)} ({each})"
 
 
 def _values(claim: Claim, metrics: Mapping[str, Mapping[str, float]], baseline: str) -> str:
@@ -165,15 +191,61 @@ def _row(claim: Claim, point: Point) -> ClaimRow:
         seeds,
         judge(claim.kind, claim.paper, ours),
         _values(claim, metrics, baseline),
+        tuple((label, claim.against(metrics, label)) for label in claim.over),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A point where ``point`` claims are judged, and why (for the report)."""
+
+    point: Point
+    why: str
+
+
+def judged_points(paper: PaperSet, grid: Sequence[Point], *, quick: bool) -> list[Judged]:
+    """The points where ``paper``'s ``point`` claims are judged, one or more per workload.
+
+    With a :class:`~scheduling_opt.reproduce.papers.LoadTarget`: per
+    workload, the density whose statistic is nearest the paper's (its value
+    there and the paper's in ``why``); else the set's judged density, or
+    every density when it is None (a paper that states no load) or was not
+    run (``--density``).
+
+    Examples
+    --------
+    >>> from scheduling_opt.reproduce.papers import PAPERS
+    >>> judged_points(PAPERS["antman"], [], quick=False)
+    []
+    """
+    sweep = paper.sweep
+    target = sweep.target if sweep is not None else None
+    if target is not None:
+        out: list[Judged] = []
+        for workload in dict.fromkeys(p.workload for p in grid):
+            mine = [p for p in grid if p.workload == workload]
+            stats = [(p.density, target.statistic(p.metrics)) for p in mine]
+            density = target.nearest(stats)
+            if density is None:
+                break  # the target's run is missing: fall back to ``at``
+            point = next(p for p in mine if p.density == density)
+            value = dict(stats)[density]
+            what = target.what or f"{target.policy}'s {target.metric}"
+            out.append(Judged(point, f"{what} {value:.3g} (paper {target.value:.3g})"))
+        else:
+            return out
+    at = paper.judged(quick)
+    chosen = [p for p in grid if p.density == at]
+    if chosen:
+        return [Judged(p, f"density x{at:g}") for p in chosen]
+    return [Judged(p, "every load") for p in grid]
 
 
 def evaluate(paper: PaperSet, results: Sequence[RunResult], *, quick: bool) -> list[ClaimRow]:
     """Every claim of ``paper`` over ``results``, each with its verdict.
 
-    A ``point`` claim gives one row per workload at the judged density (or,
-    when that density was not run, at every density that was); a ``grid``
-    claim one row, at the point where it is largest.
+    A ``point`` claim gives one row per judged point (:func:`judged_points`);
+    a ``grid`` claim one row, at the point where it is largest.
 
     Examples
     --------
@@ -182,8 +254,7 @@ def evaluate(paper: PaperSet, results: Sequence[RunResult], *, quick: bool) -> l
     'no data'
     """
     grid = points(results)
-    at = paper.judged(quick)
-    judged = [p for p in grid if p.density == at] or grid
+    judged = [j.point for j in judged_points(paper, grid, quick=quick)]
     rows: list[ClaimRow] = []
     for claim in paper.claims:
         if claim.scope == "grid":

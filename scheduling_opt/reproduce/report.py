@@ -13,7 +13,14 @@ import datetime
 from collections.abc import Sequence
 from pathlib import Path
 
-from scheduling_opt.reproduce.grid import ClaimRow, Point, evaluate, mean_metrics, points
+from scheduling_opt.reproduce.grid import (
+    ClaimRow,
+    Point,
+    evaluate,
+    judged_points,
+    mean_metrics,
+    points,
+)
 from scheduling_opt.reproduce.papers import Claim, PaperSet
 from scheduling_opt.reproduce.plots import write_sweep_plot
 from scheduling_opt.sim.output import table, write_all
@@ -25,6 +32,7 @@ __all__ = [
     "mean_metrics",
     "solver_table",
     "stats_table",
+    "summary_table",
     "sweep_tables",
     "verdict_table",
     "write_report",
@@ -61,11 +69,15 @@ def claims_table(paper: PaperSet, results: Sequence[RunResult]) -> str:
 
 
 def verdict_table(rows: Sequence[ClaimRow]) -> str:
-    """Each claim: the paper's number, ours and where, the seeds' spread, the verdict (markdown)."""
-    lines = [
-        "| claim | computed as | paper | ours | where | seeds | verdict |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    """Each claim: the paper's number, ours and where, the seeds, the verdict (markdown).
+
+    A claim with ``over`` labels gets a column with its range over them.
+    """
+    ranged = any(r.claim.over for r in rows)
+    head = "| claim | computed as | paper | ours | where | seeds | verdict |"
+    lines = [head + (" over the parameter |" if ranged else ""), "|---|---|---|---|---|---|---|"]
+    if ranged:
+        lines[1] += "---|"
     for r in rows:
         c = r.claim
         how = _how(c)
@@ -73,11 +85,48 @@ def verdict_table(rows: Sequence[ClaimRow]) -> str:
         verdict = r.verdict.value
         if c.note and r.verdict.value != "reproduced":
             verdict += f" ({c.note})"
-        lines.append(
+        line = (
             f"| {c.what} | {how} | {c.show(c.paper)} | {c.show(r.ours)} | {where} "
             f"| {r.spread()} | {verdict} |"
         )
+        lines.append(line + (f" {r.over_range()} |" if ranged else ""))
     return "\n".join(lines) + "\n"
+
+
+def summary_table(rows: Sequence[ClaimRow]) -> str:
+    """Claims judged at several points (a paper without a stated load): range and verdicts.
+
+    Examples
+    --------
+    >>> summary_table([])
+    ''
+    """
+    by_claim: dict[int, list[ClaimRow]] = {}
+    claims: dict[int, Claim] = {}
+    for r in rows:
+        by_claim.setdefault(id(r.claim), []).append(r)
+        claims[id(r.claim)] = r.claim
+    lines = []
+    for key, group in by_claim.items():
+        if len(group) < 2:
+            continue
+        c = claims[key]
+        known = [(r.ours, r.where) for r in group if r.ours is not None]
+        if not known:
+            continue
+        lo, hi = min(known), max(known)
+        counts: dict[str, int] = {}
+        for r in group:
+            counts[r.verdict.value] = counts.get(r.verdict.value, 0) + 1
+        tally = ", ".join(f"{v} at {n}" for v, n in counts.items())
+        lines.append(
+            f"| {c.what} | {c.show(c.paper)} | {c.show(lo[0])} ({lo[1]}) .. "
+            f"{c.show(hi[0])} ({hi[1]}) | {tally} of {len(group)} |"
+        )
+    if not lines:
+        return ""
+    head = ["| claim | paper | ours: lowest .. highest | verdicts |", "|---|---|---|---|"]
+    return "\n".join(head + lines) + "\n"
 
 
 def _how(c: Claim) -> str:
@@ -117,6 +166,12 @@ def sweep_tables(paper: PaperSet, grid: Sequence[Point]) -> str:
         for w in workloads:
             cells = [c.show(c.ours(at[(w, d)].metrics)) if (w, d) in at else "" for d in densities]
             lines.append(f"| {w} | " + " | ".join(cells) + " |")
+            for label in c.over:  # the same claim against the parameter's other values
+                cells = [
+                    c.show(c.against(at[(w, d)].metrics, label)) if (w, d) in at else ""
+                    for d in densities
+                ]
+                lines.append(f"| {w}, vs {label} | " + " | ".join(cells) + " |")
         parts.append("\n".join(lines) + "\n")
     return "".join(parts)
 
@@ -130,7 +185,7 @@ def solver_table(results: Sequence[RunResult]) -> str:
     for r in results:
         o = r.output
         lines.append(
-            f"| {r.config.policy} | {r.config.seed} | {o.wall_seconds:.1f} | "
+            f"| {r.config.name} | {r.config.seed} | {o.wall_seconds:.1f} | "
             f"{o.cpu_seconds:.1f} | {o.calls} | {o.events} |"
         )
     return "\n".join(lines) + "\n"
@@ -148,7 +203,7 @@ def stats_table(results: Sequence[RunResult]) -> str:
     for r in results:
         if r.extra:
             cells = [f"{r.extra[k]:.4g}" if k in r.extra else "" for k in keys]
-            lines.append(f"| {r.config.policy} | {r.config.seed} | " + " | ".join(cells) + " |")
+            lines.append(f"| {r.config.name} | {r.config.seed} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -211,16 +266,23 @@ def write_report(
     parts += [f"- {n}\n" for n in notes]
     grid = points(results)
     rows = evaluate(paper, results, quick=quick)
-    judged = paper.judged(quick)
+    judged = judged_points(paper, grid, quick=quick)
+    where = "; ".join(f"{j.point.label}: {j.why}" for j in judged) or "no run"
+    if len(judged) > 3:
+        where = f"every load of the sweep ({len(judged)} points)"
     parts.append(
         f"\n## Verdicts\n\nA claim is *reproduced* when ours points the paper's way and lies "
         f"within 2x of the paper's number, *direction only* when it points the paper's way "
         f"outside that band, *not reproduced* otherwise (scheduling_opt/reproduce/verdict.py). "
-        f"Point claims are judged at job density x{judged:g}"
+        f"Point claims are judged at {where}"
         + (f" ({paper.sweep.why})" if paper.sweep is not None and paper.sweep.why else "")
-        + "; seeds: the spread of the per-seed numbers and how many point the paper's way.\n"
+        + "; seeds: every seed's number and how many point the paper's way.\n"
     )
     parts.append(verdict_table(rows))
+    summary = summary_table(rows)
+    if summary:
+        parts.append("\nOver the judged loads (each claim's range and its verdicts):\n")
+        parts.append(summary)
     sweep = sweep_tables(paper, grid)
     if sweep:
         parts.append(

@@ -27,6 +27,11 @@ the jobs per unit of time of the base one, by one of two documented rules:
   with every gap between submissions divided by d, deadlines moved with
   their jobs: exactly a d-times higher arrival rate with the same draws, so
   the points of a sweep differ only in load.
+- ``cluster`` (for a trace whose regime needs a load that extra jobs make
+  too costly to simulate): the jobs as they are, on the set's cluster with
+  its servers divided by d (round(servers / d), at least 1:
+  :meth:`~scheduling_opt.reproduce.papers.PaperSet.configs`): the same
+  offered load per GPU as d times the jobs, with d times fewer events.
 
 The draws are seeded by the run's seed (and are the same at every density:
 the jobs removed at 0.8 are the first of one permutation, the jobs added at
@@ -102,7 +107,7 @@ class ElasticRule:
         return replace(job, min_gpus=min(low, g), max_gpus=high, scaling=curve)
 
 
-DensityRule = Literal["sample", "compress"]
+DensityRule = Literal["sample", "compress", "cluster"]
 #: Densities a sweep may ask for (a 10x denser trace is already 10x the jobs).
 MAX_DENSITY = 10.0
 
@@ -125,9 +130,10 @@ def scale_density(
         The base workload's jobs, in engine order (submit, id).
     density : float
         In (0, :data:`MAX_DENSITY`]; 1 returns ``jobs`` unchanged.
-    rule : {"sample", "compress"}
-        Remove / inject jobs (Chronus Fig. 9), or divide the gaps between
-        submissions (the module docstring).
+    rule : {"sample", "compress", "cluster"}
+        Remove / inject jobs (Chronus Fig. 9), divide the gaps between
+        submissions, or leave the jobs as they are (the cluster shrinks
+        instead; the module docstring).
     seed : int
         The draws' seed (the run's).
 
@@ -147,13 +153,15 @@ def scale_density(
     """
     if not (0.0 < density <= MAX_DENSITY) or math.isnan(density):
         raise InvalidInstanceError("density", f"must be in (0, {MAX_DENSITY:g}], got {density!r}")
-    if density == 1.0 or not jobs:
+    if density == 1.0 or not jobs or rule == "cluster":
         return jobs
     first = jobs[0].submit
     if rule == "compress":
         return tuple(_moved(j, first + (j.submit - first) / density) for j in jobs)
     if rule != "sample":
-        raise InvalidInstanceError("density rule", f"must be sample or compress, got {rule!r}")
+        raise InvalidInstanceError(
+            "density rule", f"must be sample, compress or cluster, got {rule!r}"
+        )
     n = len(jobs)
     drops, adds, times = (np.random.default_rng([seed, 9173, k]) for k in range(3))
     if density < 1.0:

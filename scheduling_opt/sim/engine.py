@@ -70,7 +70,12 @@ class EngineParams:
     event time); ``share_slowdown``, ``host_slowdown``: the interference
     model of a GPU shared by an opportunistic and an exclusive job (the
     first runs at ``1 - share_slowdown``, the second at ``1 -
-    host_slowdown``; AntMan §5.1's measurements, sim/sharing.py).
+    host_slowdown``; AntMan §5.1's measurements, sim/sharing.py). A policy
+    whose sharing has other speeds declares them itself: its attribute
+    ``interference = (share_slowdown, host_slowdown)`` replaces these two
+    (Gandiva: ``(0.0, 0.0)``, it sets every shared job's speed through
+    ``Decision.rate``), so that the policy runs right whoever builds the
+    engine.
 
     ``start_overhead``: work a job owes at each start from pending, the
     first included, times ``1 + log2 g`` for ``g`` GPUs (the Chronus
@@ -178,6 +183,10 @@ class Engine:
         self.params = params
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
+        share, host = params.share_slowdown, params.host_slowdown
+        declared = getattr(policy, "interference", None)
+        if declared is not None:  # the policy's own sharing speeds (EngineParams' docstring)
+            share, host = declared
         self.state = ClusterState(
             workload,
             cluster,
@@ -185,8 +194,8 @@ class Engine:
             restart_cost=params.restart_cost,
             preemption_cost=params.preemption_cost,
             start_overhead=params.start_overhead,
-            share_slowdown=params.share_slowdown,
-            host_slowdown=params.host_slowdown,
+            share_slowdown=share,
+            host_slowdown=host,
             policy_name=policy.name,
             schedule=self._schedule,
         )

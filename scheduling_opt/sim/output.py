@@ -59,7 +59,7 @@ def jobs_csv(results: Sequence[RunResult]) -> str:
     w.writerow(["policy", "seed", *names])
     for r in results:
         for rec in job_records(r.output):
-            w.writerow([r.config.policy, r.config.seed, *(_cell(getattr(rec, n)) for n in names)])
+            w.writerow([r.config.name, r.config.seed, *(_cell(getattr(rec, n)) for n in names)])
     return buf.getvalue()
 
 
@@ -70,7 +70,7 @@ def timeline_csv(results: Sequence[RunResult], step: float = 60.0) -> str:
     w.writerow(["policy", "seed", "time", "busy_gpus", "pending", "running"])
     for r in results:
         for t, busy, pending, running in sample(r.output.changes, step):
-            w.writerow([r.config.policy, r.config.seed, repr(t), busy, pending, running])
+            w.writerow([r.config.name, r.config.seed, repr(t), busy, pending, running])
     return buf.getvalue()
 
 
@@ -79,6 +79,7 @@ def run_entry(r: RunResult) -> dict[str, Any]:
     out = r.output
     return {
         "policy": r.config.policy,
+        "name": r.config.name,
         "seed": r.config.seed,
         "params": dict(r.config.policy_params),
         "config": asdict(r.config),
@@ -108,7 +109,7 @@ def table(results: Sequence[RunResult]) -> str:
     head = ["policy", "seed", *(h for _, h, _ in TABLE), "wall (s)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
-        cells = [r.config.policy, str(r.config.seed)]
+        cells = [r.config.name, str(r.config.seed)]
         cells += [fmt.format(r.metrics[k]) for k, _, fmt in TABLE]
         cells.append(f"{r.output.wall_seconds:.2f}")
         lines.append("| " + " | ".join(cells) + " |")

@@ -18,7 +18,7 @@ from scheduling_opt.sim.sweep import RunResult
 
 def _label(r: RunResult, results: Sequence[RunResult]) -> str:
     seeds = {x.config.seed for x in results}
-    return r.config.policy if len(seeds) == 1 else f"{r.config.policy} s{r.config.seed}"
+    return r.config.name if len(seeds) == 1 else f"{r.config.name} s{r.config.seed}"
 
 
 def _legend(ax: Any) -> None:

@@ -372,11 +372,14 @@ class Tiresias(_Preemptive):
         q = sum(1 for th in self.thresholds if las >= th - tol)
         if q < len(self.thresholds):
             at = now + (self.thresholds[q] - las) / held
-            # A job within the crossing tolerance of its threshold (las just
-            # below th - tol, held large) would be re-timed to a crossing
-            # that before_walk pops again at once, at the same instant, for
-            # ever (the bundled day on 30 x 8 GPUs hung, growing past 6 GB):
-            # the timer goes just past the pop tolerance, where it crosses.
+            # The crossing test forgives 1e-9 of service, the timer test 1e-9 of
+            # time: a job within the crossing tolerance of its threshold (las
+            # 1e-9..held x 1e-9 short, held large) would be re-timed to a
+            # crossing that before_walk pops again at once, at the same
+            # instant, for ever (the bundled day on 30 x 8 GPUs hung, growing
+            # past 6 GB; issue 24: 2x P_MIX2's density). The timer goes just
+            # past the pop tolerance, where it crosses: nextafter keeps it past
+            # now + 1e-9 even where the clock's ulp exceeds 1e-9.
             at = max(at, math.nextafter(now + 1e-9, math.inf))
             heapq.heappush(self.demotions, (at, job.index))
 

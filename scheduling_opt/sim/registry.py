@@ -189,6 +189,27 @@ def _antman(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
     )
 
 
+def _gandiva(mode: str) -> Factory:
+    name = "gandiva" if mode == "full" else "gandiva-pack"
+
+    def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+        from scheduling_opt.sim.policies.gandiva import Gandiva
+
+        known = ("pack_slowdown", "slice_overhead", "memory")
+        kwargs = {k: params.pop(k) for k in known if k in params}
+        _no_params(name, params)
+        return Gandiva(mode=mode, **kwargs)
+
+    return make
+
+
+def _gandiva_scale(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+    from scheduling_opt.sim.policies.gandiva_scale import GandivaScale
+
+    _no_params("gandiva-scale", params)
+    return GandivaScale()
+
+
 def _aryl(variant: str) -> Factory:
     def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
         from scheduling_opt.sim.policies.aryl import VARIANTS, ArylPolicy
@@ -221,11 +242,15 @@ PAPER_POLICIES: dict[str, Factory] = {
             "aryl-loan-only",
             "aryl-scale-only",
             "aryl-fifo",
+            "aryl-oracle",
             "fifo-no-loan",
             "afs",
         )
     },
     "antman": _antman,
+    "gandiva": _gandiva("full"),
+    "gandiva-pack": _gandiva("pack"),
+    "gandiva-scale": _gandiva_scale,
     "ones": _ones("ones"),
     "ones-exact": _ones("exact"),
     "fixed-batch": _ones("fixed"),

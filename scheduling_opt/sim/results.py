@@ -2,7 +2,10 @@
 
 Definitions (times in the trace's unit):
 
-- JCT = end - submit; queueing delay = first start - submit;
+- JCT = end - submit; queueing delay = first start - submit; waiting =
+  JCT - GPU-time held / requested GPUs: every wait, the first and those
+  after preemptions (ONES §4.2's "queuing time" = JCT - execution time),
+  exact for a job that keeps its GPU count (not for one resized);
 - makespan = the last end on the trace's clock;
 - utilization = busy GPU-time / available GPU-time over [first submit, last
   end] (all GPUs x (last end - first submit) on a fixed cluster);
@@ -39,6 +42,7 @@ METRIC_KEYS = (
     "jct_p99",
     "queueing_mean",
     "queueing_median",
+    "waiting_mean",
     "makespan",
     "utilization",
     "deadline_miss_ratio",
@@ -124,6 +128,7 @@ def summarize(out: RunOutput, *, skip: float = 0.0) -> dict[str, float]:
     kept = records[math.floor(n * skip) :]
     jct = np.array([r.jct for r in kept], dtype=np.float64)
     queueing = np.array([r.queueing for r in kept], dtype=np.float64)
+    waiting = np.array([r.jct - r.gpu_time / r.gpus for r in kept], dtype=np.float64)
     slo = [r for r in kept if r.deadline_met is not None]
     best = [r.jct for r in kept if r.deadline_met is None]
     first_submit = min((r.submit for r in records), default=0.0)
@@ -137,6 +142,7 @@ def summarize(out: RunOutput, *, skip: float = 0.0) -> dict[str, float]:
         "jct_p99": _pct(jct, 99),
         "queueing_mean": float(queueing.mean()) if queueing.size else 0.0,
         "queueing_median": _pct(queueing, 50),
+        "waiting_mean": float(waiting.mean()) if waiting.size else 0.0,
         "makespan": last_end,
         "utilization": out.busy_area / out.capacity_area if out.capacity_area > 0 else 0.0,
         "deadline_miss_ratio": (

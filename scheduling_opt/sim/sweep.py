@@ -128,6 +128,15 @@ class RunConfig:
     start_overhead: float = 0.0
     arrival_step: float | None = None
 
+    #: The run's name in reports and files when it is not the policy's (one
+    #: policy run under several parameter values, e.g. ``gandiva-pack d=0.5``).
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        """The run's name: ``label``, else the policy's registry name."""
+        return self.label or self.policy
+
     def __post_init__(self) -> None:
         # The model's rules, the simulator's limits (sim/limits.py): a
         # configuration that cannot run is refused here, naming the field,
@@ -170,6 +179,8 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None:
                 set_(self, name, limits.clock(value, name, positive=True))
+        if type(self.label) is not str:
+            raise InvalidInstanceError("label", f"must be a string, got {show(self.label)}")
         if type(self.placement_table) is not bool:
             raise InvalidInstanceError(
                 "placement_table", f"must be true or false, got {show(self.placement_table)}"
@@ -184,6 +195,8 @@ class RunConfig:
         for key, default in (("start_overhead", 0.0), ("arrival_step", None)):
             if fields[key] == default:  # the keys of runs without them stay
                 del fields[key]
+        if not self.label:  # likewise for runs without a label
+            del fields["label"]
         text = json.dumps([RESULTS_VERSION, fields], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 

@@ -154,10 +154,9 @@ def test_antman_is_deterministic() -> None:
 
 
 def test_fig13_quick_mix_antman_avg_jct_below_yarn_cs_over_the_seeds() -> None:
-    # The direction of Fig. 13a's average JCT on the --quick mix, averaged over
-    # its seeds as the report does (one seed of three goes the other way: a
-    # light stretch where sharing only slows jobs down; docs/reproduction.md).
-    configs = PAPERS["antman"].configs(quick=True)
+    # The direction of Fig. 13a's average JCT on the --quick mix at its load
+    # (1.25 of the 64 GPUs), averaged over its seeds as the report does.
+    configs = [c for c in PAPERS["antman"].configs(quick=True) if c.policy in ("antman", "yarn-cs")]
     jct: dict[str, list[float]] = {}
     for c in configs:
         jct.setdefault(c.policy, []).append(run_config(c).metrics["jct_mean"])

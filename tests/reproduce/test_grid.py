@@ -11,8 +11,9 @@ import pytest
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.reproduce import PAPERS, Claim, PaperWorkload
 from scheduling_opt.reproduce.command import add_arguments, parse_densities, run
-from scheduling_opt.reproduce.grid import evaluate, points
-from scheduling_opt.reproduce.papers import PolicyRun, Sweep
+from scheduling_opt.reproduce.grid import ClaimRow, Point, evaluate, judged_points, points
+from scheduling_opt.reproduce.papers import LoadTarget, PolicyRun, Sweep
+from scheduling_opt.reproduce.report import summary_table
 from scheduling_opt.reproduce.verdict import Verdict, judge
 from scheduling_opt.reproduce.workloads import offered_load, scale_density
 from scheduling_opt.sim import SimJob, SyntheticSpec, run_sweep
@@ -171,3 +172,143 @@ def test_command_density_and_seeds_override_and_the_report_has_verdicts_and_a_sw
             run(_args("chronus", "--quick", "--density", bad, "--out", str(tmp_path)))
     with pytest.raises(InvalidInstanceError, match="--seeds"):
         run(_args("chronus", "--quick", "--seeds", "0", "--out", str(tmp_path)))
+
+
+# ---------------------------------------------------------------- issue 24: load rules
+
+
+def test_load_target_statistic_and_nearest_by_hand() -> None:
+    t = LoadTarget("tiresias", "jct_mean", 200.0, per="jct_median")
+    assert t.statistic({"tiresias": {"jct_mean": 900.0, "jct_median": 30.0}}) == 30.0
+    assert t.statistic({"other": {"jct_mean": 1.0}}) is None
+    assert t.statistic({"tiresias": {"jct_mean": 9.0, "jct_median": 0.0}}) is None
+    # |log(50 / 200)| = 1.386 > |log(400 / 200)| = 0.693: density 3 is nearer.
+    assert t.nearest([(1.0, 10.0), (2.0, 50.0), (3.0, 400.0)]) == 3.0
+    # A tie on the log scale (100 and 400 around 200) goes to the lower density.
+    assert t.nearest([(2.0, 400.0), (1.0, 100.0)]) == 1.0
+    assert t.nearest([(1.0, None)]) is None
+    with pytest.raises(InvalidInstanceError, match="target"):
+        LoadTarget("a", "b", 0.0)
+
+
+def test_cluster_rule_keeps_the_jobs_and_divides_the_servers() -> None:
+    base = _base()
+    assert scale_density(base, 2.5, "cluster", 0) is base
+    spec = PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=10, rate=0.5), label="syn")
+    chronus = PAPERS["chronus"]
+    s = replace(
+        chronus,
+        servers=12,
+        quick_spec=spec,
+        policies=(PolicyRun("fifo"),),
+        seeds=1,
+        inference_servers=7,
+        sweep=Sweep(quick_densities=(1.0, 1.5, 4.0), quick_at=1.0, rule="cluster"),
+    )
+    got = [(c.workload.density, c.servers, c.inference_servers) for c in s.configs(quick=True)]  # type: ignore[attr-defined]
+    # round(12 / 1.5) = 8, round(12 / 4) = 3; round(7 / 1.5) = 5 (4.67), round(7 / 4) = 2 (1.75).
+    assert got == [(1.0, 12, 7), (1.5, 8, 5), (4.0, 3, 2)]
+
+
+def _target_set(**over: object) -> object:
+    spec = PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=40, rate=0.5), label="syn")
+    fields: dict[str, object] = {
+        "servers": 2,
+        "quick_spec": spec,
+        "policies": (PolicyRun("fifo"), PolicyRun("sjf", everywhere=False)),
+        "claims": (Claim("jct vs fifo", "jct_mean", "ratio", 2.0, "fifo", "sjf"),),
+        "seeds": 1,
+        "sweep": Sweep(
+            quick_densities=(0.5, 1.0, 2.0),
+            quick_at=None,
+            rule="compress",
+            target=LoadTarget("fifo", "queueing_mean", 1e9, per="jct_mean"),
+        ),
+    }
+    fields.update(over)
+    return replace(PAPERS["chronus"], **fields)  # type: ignore[arg-type]
+
+
+def test_a_target_judges_where_the_statistic_is_nearest_and_judged_only_runs_follow() -> None:
+    tiny = _target_set()
+    first = tiny.configs(quick=True)  # type: ignore[attr-defined]
+    assert {c.policy for c in first} == {"fifo"}  # sjf waits for the judged density
+    results = run_sweep(first)
+    grid = points(results)
+    # fifo's queueing share of its JCT per density, by hand from the runs.
+    share = {
+        p.density: p.metrics["fifo"]["queueing_mean"] / p.metrics["fifo"]["jct_mean"] for p in grid
+    }
+    want = max(share, key=lambda d: (share[d], -d))  # the target (1e9) is above every share
+    judged = judged_points(tiny, grid, quick=True)  # type: ignore[arg-type]
+    assert [j.point.density for j in judged] == [want]
+    assert "paper 1e+09" in judged[0].why
+    second = tiny.configs(quick=True, judged={"syn": want})  # type: ignore[attr-defined]
+    assert [(c.policy, c.workload.density) for c in second if c.policy == "sjf"] == [("sjf", want)]
+    rows = evaluate(tiny, run_sweep(second), quick=True)  # type: ignore[arg-type]
+    assert [r.where for r in rows] == [grid[[p.density for p in grid].index(want)].label]
+
+
+def test_no_stated_load_judges_every_density_and_sums_up(tmp_path: Path) -> None:
+    tiny = _target_set(
+        policies=(PolicyRun("fifo"), PolicyRun("sjf")),
+        sweep=Sweep(quick_densities=(0.5, 2.0), quick_at=None, rule="compress"),
+    )
+    results = run_sweep(tiny.configs(quick=True))  # type: ignore[attr-defined]
+    rows = evaluate(tiny, results, quick=True)  # type: ignore[arg-type]
+    assert [r.where for r in rows] == ["syn x0.5", "syn x2"]
+    table = summary_table(rows)
+    lo, hi = sorted(r.ours for r in rows if r.ours is not None)
+    assert f"{lo:.2f}x" in table
+    assert f"{hi:.2f}x" in table
+    assert "of 2 |" in table
+
+
+def test_over_gives_the_claim_against_each_parameter_value_by_hand() -> None:
+    c = Claim("x", "jct_mean", "ratio", 2.0, "g d=0.8", "p", over=("g d=0.2", "g d=0.5"))
+    m = {
+        "p": {"jct_mean": 10.0},
+        "g d=0.8": {"jct_mean": 40.0},
+        "g d=0.5": {"jct_mean": 20.0},
+        "g d=0.2": {"jct_mean": 8.0},
+    }
+    pt = Point("w", 1.0, ())
+    row = ClaimRow(
+        c,
+        pt.label,
+        c.ours(m),
+        "g d=0.8",
+        (),
+        judge("ratio", 2.0, 4.0),
+        "",
+        tuple((b, c.against(m, b)) for b in c.over),
+    )
+    assert row.ours == 4.0
+    assert row.over == (("g d=0.2", 0.8), ("g d=0.5", 2.0))
+    assert row.over_range() == "0.80x..2.00x (g d=0.2: 0.80x, g d=0.5: 2.00x)"
+
+
+def test_every_seed_is_shown_with_its_direction() -> None:
+    c = Claim("x", "jct_mean", "ratio", 2.0, "a", "p")
+    row = ClaimRow(c, "w", 1.2, "a", (0.9, 1.4, 1.3), judge("ratio", 2.0, 1.2), "")
+    assert row.spread() == "0.90x / 1.40x / 1.30x; 2/3 the paper's way"
+    many = replace(row, seeds=tuple(1.0 + k / 10 for k in range(1, 7)))
+    assert many.spread() == "1.10x..1.60x; 6/6 the paper's way"
+
+
+def test_quick_false_leaves_a_run_out_of_quick_only() -> None:
+    tiny = _target_set(policies=(PolicyRun("fifo"), PolicyRun("sjf", quick=False)))
+    assert {c.policy for c in tiny.configs(quick=True, judged={"syn": 1.0})} == {"fifo"}  # type: ignore[attr-defined]
+
+
+def test_the_command_runs_judged_only_policies_in_a_second_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tiny = _target_set()
+    monkeypatch.setitem(PAPERS, "chronus", tiny)
+    assert run(_args("chronus", "--quick", "--out", str(tmp_path))) == 0
+    report = (tmp_path / "report.md").read_text()
+    verdicts = report.split("## Verdicts")[1].split("\n## ")[0]
+    row = next(line for line in verdicts.splitlines() if line.startswith("| jct vs fifo"))
+    assert "n/a" not in row  # sjf ran at the judged density
+    assert "Point claims are judged at syn" in verdicts

@@ -217,7 +217,12 @@ def test_paper_set_drops_the_first_five_percent_on_64_gpus() -> None:
     configs = PAPERS["ones"].configs(quick=False)
     assert {c.skip for c in configs} == {0.05}
     assert {(c.servers, c.gpus_per_server) for c in configs} == {(16, 4)}
-    assert {c.policy for c in configs} == {"ones", "ones-exact", "fixed-batch", "tiresias"}
+    assert {c.policy for c in configs} == {"ones", "fixed-batch", "tiresias"}
+    # ones-exact runs only at the arrival rate the load target judged (and not in --quick).
+    judged = PAPERS["ones"].configs(quick=False, judged={"ones-400": 3.5})
+    exact = {(c.policy, c.workload.density) for c in judged if c.policy == "ones-exact"}
+    assert exact == {("ones-exact", 3.5)}
+    assert not [c for c in PAPERS["ones"].configs(quick=True) if c.policy == "ones-exact"]
 
 
 # ---------------------------------------------------------------- shape

@@ -6,6 +6,8 @@ scheduling_opt/sim/baselines.py and preemptive.py.
 
 from __future__ import annotations
 
+import signal
+
 from scheduling_opt.sim import EngineParams, SimJob
 from tests.sim.helpers import by_id, job, run
 
@@ -155,6 +157,35 @@ def test_placement_large_job_takes_whole_servers() -> None:
     """2 servers: J0 (2 GPUs) on server 0; J1 (12) needs both whole: waits to 5."""
     jobs = [job(0, 0, 2, 5), job(1, 1, 12, 5)]
     assert by_id(run(jobs, "fifo", servers=2)) == {"0": (0, 5, 0), "1": (5, 10, 0)}
+
+
+def test_tiresias_timer_just_short_of_a_threshold_fires_once() -> None:
+    """The timer loop found at 2x P_MIX2's density (issue 24), made by hand.
+
+    Threshold 10 GPU-minutes; J0 (2 GPUs) crosses it at t=5 (its timer). J1
+    (1 GPU) arrives at 5 - 7.5e-10: the call at that instant pops the timer
+    (due within the 1e-9 time tolerance) while J0's service is 10 - 1.5e-9,
+    short of the 1e-9 service tolerance; its new timer, 7.5e-10 ahead, was
+    due "now" again, for ever. Now it fires just past the pop tolerance, J0
+    drops to Q1 and nothing else changes: J1 fits the free GPUs, J0 ends at
+    100, J1 at 5 - 7.5e-10 + 3.
+    """
+    t1 = 5.0 - 7.5e-10
+    jobs = [job(0, 0, 2, 100), job(1, t1, 1, 3)]
+
+    def hung(signum: int, frame: object) -> None:
+        raise TimeoutError("tiresias looped on a timer at one instant")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)  # the loop never ends: fail instead of hanging the suite
+    try:
+        got = by_id(run(jobs, "tiresias", thresholds=(10.0,), promote_knob=None))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert got["0"] == (0, 100, 0)
+    assert got["1"][0] == t1
+    assert got["1"][1] == t1 + 3
 
 
 def test_tiresias_a_job_a_hair_below_its_threshold_does_not_hang() -> None:

@@ -19,14 +19,18 @@ same instant when something was preempted, else ``RETURN_DELAY`` later).
 After the curve's last sample no more ticks are scheduled.
 
 Job scheduling (§5), at every call, non-preemptive: phase one in SJF order
-(Algorithm 2), phase two by the MCKP allocation, in
+(Algorithm 2) on running times predicted at submission from the jobs
+finished so far (:mod:`~scheduling_opt.sim.policies.aryl_predict`; Aryl's
+profiler predicts them too, §6), phase two by the MCKP allocation, in
 :mod:`~scheduling_opt.sim.policies.aryl_jobs`; the reclaim solver's input
 and answer in :mod:`~scheduling_opt.sim.policies.aryl_reclaim`.
 
 Variants (the registry's names): ``aryl`` (loan + scale), ``aryl-scf``,
 ``aryl-random``, ``aryl-plus``, ``aryl-exact`` (reclaim method),
 ``aryl-loan-only``, ``aryl-scale-only``, ``aryl-fifo`` (loan + scale in
-FIFO order: ours, to separate what SJF buys), and the paper's baselines
+FIFO order: ours, to separate what SJF buys), ``aryl-oracle`` (SJF on the
+trace's durations, an oracle: what perfect prediction buys), and the
+paper's baselines
 ``fifo-no-loan`` (neither, FIFO) and ``afs`` (scale only, AFS allocation,
 queue order).
 
@@ -47,6 +51,7 @@ import numpy as np
 from scheduling_opt.sim.policies.aryl_jobs import LOAN, TRAIN, JobScheduler, any_gpu_type
 from scheduling_opt.sim.policies.aryl_load import LoadCurve, load_curve
 from scheduling_opt.sim.policies.aryl_pools import held
+from scheduling_opt.sim.policies.aryl_predict import DurationPredictor
 from scheduling_opt.sim.policies.aryl_reclaim import RECLAIM_METHODS, reclaim_servers
 from scheduling_opt.sim.policy import Decision, View
 
@@ -74,6 +79,10 @@ class ArylPolicy:
         skipping the jobs that do not fit (Algorithm 2); submit order,
         skipping (AFS as §7.1 runs it); submit order, stopping at the first
         job that does not fit (the FIFO baseline).
+    durations : {"predicted", "oracle"}
+        SJF's running times: predicted at submission from the finished
+        jobs (:mod:`.aryl_predict`), or the trace's (an oracle, the
+        ``aryl-oracle`` variant).
     curve : LoadCurve, str or None
         The inference demand (a CSV path; None: the bundled curve).
     interval : float
@@ -112,6 +121,7 @@ class ArylPolicy:
         reclaim: str = "aryl",
         allocation: str = "two-phase",
         order: str = "sjf",
+        durations: str = "predicted",
         curve: LoadCurve | str | None = None,
         interval: float = 60.0,
         any_gpu_share: float = 0.21,
@@ -123,9 +133,17 @@ class ArylPolicy:
             raise ValueError(f"reclaim must be one of {sorted(RECLAIM_METHODS)}, got {reclaim!r}")
         if not interval > 0:
             raise ValueError(f"interval must be > 0, got {interval!r}")
+        if durations not in ("predicted", "oracle"):
+            raise ValueError(f"durations must be predicted or oracle, got {durations!r}")
         self.name = name or "aryl"
+        self.predictor = DurationPredictor() if durations == "predicted" else None
         self.jobs = JobScheduler(
-            loan=loan, scale=scale, allocation=allocation, order=order, any_gpu_share=any_gpu_share
+            loan=loan,
+            scale=scale,
+            allocation=allocation,
+            order=order,
+            any_gpu_share=any_gpu_share,
+            predictor=self.predictor,
         )
         self.loan, self.scale = loan, scale
         self.reclaimer = RECLAIM_METHODS[reclaim]
@@ -216,6 +234,8 @@ class ArylPolicy:
         jobs = self.jobs
         for st in view.finished:
             jobs.forget(st.index)
+            if self.predictor is not None:  # known before this instant's arrivals are keyed
+                self.predictor.observe(st.job)
         for st in (*view.arrived, *view.evicted):
             jobs.forget(st.index)
             jobs.enqueue(st, view.now)
@@ -315,6 +335,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "aryl-loan-only": {"scale": False},
     "aryl-scale-only": {"loan": False},
     "aryl-fifo": {"order": "fifo"},
+    "aryl-oracle": {"durations": "oracle"},
     "fifo-no-loan": {"loan": False, "scale": False, "order": "fifo"},
     "afs": {"loan": False, "allocation": "afs", "order": "queue"},
 }

@@ -6,8 +6,10 @@ each running job's pool and the running elastic jobs. Each call
 (:meth:`JobScheduler.schedule`):
 
 - phase one, the jobs' base demand in ``order``: ``sjf`` (Algorithm 2:
-  running time at base demand, the trace's remaining work as an oracle,
-  skipping the jobs that do not fit), ``queue`` (submit order, skipping:
+  running time at base demand, skipping the jobs that do not fit; the
+  running time is predicted at submission by
+  :class:`~.aryl_predict.DurationPredictor`, or with ``predictor=None``
+  the trace's remaining work, an oracle), ``queue`` (submit order, skipping:
   AFS as §7.1 runs it) or ``fifo`` (submit order, stopping at the first job
   that does not fit: the baseline). A job runs on one pool (no
   heterogeneous training, the Basic scenario): an inelastic job on the
@@ -42,6 +44,7 @@ from scheduling_opt.model import Job
 from scheduling_opt.sim.cluster import FreeMap
 from scheduling_opt.sim.cluster import Placement as SimPlacement
 from scheduling_opt.sim.policies.aryl_pools import bfd_start, grow, held, trim
+from scheduling_opt.sim.policies.aryl_predict import DurationPredictor
 from scheduling_opt.sim.policy import JobView, View
 from scheduling_opt.sim.workload import SimJob
 from scheduling_opt.solution import Solution
@@ -86,10 +89,20 @@ class JobScheduler:
         Phase one's order.
     any_gpu_share : float
         Share of inelastic jobs that may run on inference GPUs.
+    predictor : DurationPredictor or None
+        Phase one's running times: predicted at submission (the caller
+        feeds it the finished jobs), or None for the trace's (an oracle).
     """
 
     def __init__(
-        self, *, loan: bool, scale: bool, allocation: str, order: str, any_gpu_share: float
+        self,
+        *,
+        loan: bool,
+        scale: bool,
+        allocation: str,
+        order: str,
+        any_gpu_share: float,
+        predictor: DurationPredictor | None = None,
     ) -> None:
         if allocation not in ALLOCATION_METHODS:
             raise ValueError(f"allocation must be two-phase or afs, got {allocation!r}")
@@ -106,6 +119,8 @@ class JobScheduler:
         self.elastic: set[int] = set()  # running elastic jobs (when scaling)
         self.resizes = 0
         self.seconds = {"allocation": 0.0, "placement": 0.0}
+        self.predictor = predictor
+        self.predicted: dict[int, float] = {}  # job -> duration predicted at its submission
 
     def forget(self, index: int) -> None:
         """Job ``index`` no longer runs (finished, evicted or preempted)."""
@@ -133,7 +148,13 @@ class JobScheduler:
         if self.order == "sjf":  # running time at base demand (Algorithm 2's SortJobs)
             job = st.job
             low = job.min_gpus if self.scale else job.gpus
-            key = st.remaining(now) * job.gpus / low
+            if self.predictor is None:
+                left = st.remaining(now)  # the trace's duration: an oracle
+            else:
+                if st.index not in self.predicted:  # once, at submission
+                    self.predicted[st.index] = self.predictor.predict(job)
+                left = max(self.predicted[st.index] - st.attained(now), 0.0)
+            key = left * job.gpus / low
         else:
             key = float(st.index)
         bisect.insort(self.queue, (key, st.index))
