@@ -102,6 +102,7 @@ def _tiny_set() -> tuple[object, list[object]]:
     tiny = replace(
         chronus,
         servers=2,
+        quick_sizes=None,  # the Chronus set's own quick cluster is not this test's
         quick_spec=spec,
         policies=(PolicyRun("fifo"), PolicyRun("sjf"), PolicyRun("edf")),
         claims=(
@@ -199,6 +200,7 @@ def test_cluster_rule_keeps_the_jobs_and_divides_the_servers() -> None:
     s = replace(
         chronus,
         servers=12,
+        quick_sizes=None,  # the Chronus set's own quick cluster is not this test's
         quick_spec=spec,
         policies=(PolicyRun("fifo"),),
         seeds=1,
@@ -214,6 +216,7 @@ def _target_set(**over: object) -> object:
     spec = PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=40, rate=0.5), label="syn")
     fields: dict[str, object] = {
         "servers": 2,
+        "quick_sizes": None,
         "quick_spec": spec,
         "policies": (PolicyRun("fifo"), PolicyRun("sjf", everywhere=False)),
         "claims": (Claim("jct vs fifo", "jct_mean", "ratio", 2.0, "fifo", "sjf"),),
