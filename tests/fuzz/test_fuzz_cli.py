@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -101,3 +102,21 @@ def test_mutated_instances_get_an_answer_or_one_error_line(data: st.DataObject) 
     problems = case.complaints()
     if problems:
         pytest.fail(f"{what} (method {method}): " + " | ".join(problems))
+
+
+def test_the_preloaded_runner_answers_like_a_fresh_interpreter(tmp_path: Path) -> None:
+    # The fuzz runs each command forked from a preloaded server; a fresh
+    # `python -m scheduling_opt.cli` must see the same exit, stdout and stderr.
+    from tests.fuzz.preloaded import run_cli_preloaded
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": 1, "problem": "mckp", "capacity": NaN}', encoding="utf-8")
+    for args in (["validate", str(bad)], ["list"]):
+        fresh, forked = mutate.run_cli(args), run_cli_preloaded(args)
+        assert (forked.returncode, forked.stdout, forked.stderr) == (
+            fresh.returncode,
+            fresh.stdout,
+            fresh.stderr,
+        )
+    assert fresh.returncode == 0
+    assert "mckp" in fresh.stdout

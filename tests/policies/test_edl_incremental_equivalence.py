@@ -92,10 +92,12 @@ def test_incremental_adapter_decides_as_the_rebuild_call_by_call(
 def test_short_starvation_and_thresholds_promote_and_demote_as_the_rebuild(elastic: bool) -> None:
     # Thresholds of a few GPU-minutes and a 5-minute starvation limit: most
     # calls promote or demote someone, so the heap's times decide the queues.
-    base = generate(SyntheticSpec(jobs=200, rate=2.0, max_gpus=16), 7)
+    # 100 jobs (200 cost 47 s of CPU in the default run for the same paths).
+    base = generate(SyntheticSpec(jobs=100, rate=2.0, max_gpus=16), 7)
     workload = Workload.of(tuple(ElasticRule(share=0.5).apply(j) for j in base.jobs), "w")
     kw = {"elastic": elastic, "thresholds": (60.0, 600.0, 3000.0), "starvation": 300.0}
     fast, reference = _both(workload, 5, **kw)
+    assert len(fast[0]) > 50  # type: ignore[arg-type]  # enough calls to mean something
     assert not isinstance(fast[1], str), fast[1]
     assert fast == reference
 
@@ -103,8 +105,10 @@ def test_short_starvation_and_thresholds_promote_and_demote_as_the_rebuild(elast
 @pytest.mark.slow
 @pytest.mark.parametrize("elastic", [True, False])
 def test_excerpt_day_decides_as_the_rebuild(elastic: bool) -> None:
-    # The bundled excerpt's first 1,500 jobs on 40 x 8 GPUs, every job elastic.
-    jobs = tuple(ElasticRule().apply(j) for j in bundled().jobs[:1500])
-    fast, reference = _both(Workload.of(jobs, "w"), 40, elastic=elastic)
+    # The bundled excerpt's first 600 jobs on 16 x 8 GPUs (the load of its
+    # first 1,500 on 40, at a fifth of the CPU), every job elastic.
+    jobs = tuple(ElasticRule().apply(j) for j in bundled().jobs[:600])
+    fast, reference = _both(Workload.of(jobs, "w"), 16, elastic=elastic)
+    assert len(fast[0]) > 500  # type: ignore[arg-type]  # a busy day's worth of calls
     assert not isinstance(fast[1], str), fast[1]
     assert fast == reference
