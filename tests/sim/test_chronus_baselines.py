@@ -214,6 +214,7 @@ def test_three_sigma_prefers_the_job_that_meets_its_deadline() -> None:
     assert by_id(run(jobs, "3sigma")) == {"0": (10, 20, 0), "1": (0, 10, 0)}
 
 
+@pytest.mark.slow  # 10 s; the hand-computed 3sigma schedules above stay in the default run
 def test_three_sigma_node_budget_keeps_runs_identical() -> None:
     """The same workload twice gives the same schedule (a node budget, not the clock)."""
     jobs = [
