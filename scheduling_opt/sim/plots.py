@@ -24,8 +24,23 @@ def _label(r: RunResult, results: Sequence[RunResult]) -> str:
 def _legend(ax: Any) -> None:
     # A run without jobs draws no line: matplotlib would warn on stderr
     # ("No artists with labels found"), which a one-line CLI must not print.
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
+    handles = ax.get_legend_handles_labels()[0]
+    if handles:
+        # Many runs (policies x seeds): more columns, smaller type.
+        many = len(handles) > 12
+        ax.legend(fontsize="x-small" if many else "small", ncol=1 + len(handles) // 25)
+
+
+def _save(fig: Any, path: Path) -> None:
+    """Tighten the layout where it fits and save (a crowded figure is saved as drawn)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        # "Tight layout not applied" (dozens of runs in one legend) is
+        # cosmetic; on stderr it would break the CLI's quiet exit 0.
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()
+    fig.savefig(path, dpi=100)
 
 
 def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tuple[list[str], str]:
@@ -56,8 +71,7 @@ def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tup
     ax.set_xlabel("JCT (minutes)")
     ax.set_ylabel("CDF")
     _legend(ax)
-    fig.tight_layout()
-    fig.savefig(out_dir / "jct_cdf.png", dpi=100)
+    _save(fig, out_dir / "jct_cdf.png")
     plt.close(fig)
     names.append("jct_cdf.png")
 
@@ -73,8 +87,7 @@ def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tup
     bottom.set_ylabel("queued jobs")
     bottom.set_xlabel("time (minutes)")
     _legend(top)
-    fig.tight_layout()
-    fig.savefig(out_dir / "timeline.png", dpi=100)
+    _save(fig, out_dir / "timeline.png")
     plt.close(fig)
     names.append("timeline.png")
 
@@ -85,8 +98,7 @@ def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tup
     ax.set_xticks(x, [_label(r, results) for r in results], rotation=30)
     ax.set_ylabel("share of SLO jobs")
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out_dir / "deadline_miss.png", dpi=100)
+    _save(fig, out_dir / "deadline_miss.png")
     plt.close(fig)
     names.append("deadline_miss.png")
     return names, ""

@@ -157,3 +157,18 @@ def test_the_busy_claim_is_made_only_for_the_size_the_rule_found(
     assert run(_args("--policy", "fifo", "--gpus-per-server", "4", "--out", str(tmp_path))) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert head.endswith("(5217 jobs), 60 x 4 GPUs; times in minutes")
+
+
+@pytest.mark.slow  # 48 runs and their plots: 3.6 s
+def test_many_runs_draw_their_plots_without_a_warning(tmp_path: Path) -> None:
+    # Found by the simulator fuzz: --seeds 8 under the six default baselines
+    # (48 runs in one legend) made tight_layout warn on stderr at exit 0.
+    import warnings
+
+    pytest.importorskip("matplotlib")
+    argv = ["--workload", "synthetic", "--synthetic-jobs", "2", "--seeds", "8"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run(_args(*argv, "--out", str(tmp_path))) == 0
+    assert [str(w.message) for w in caught] == []
+    assert (tmp_path / "timeline.png").stat().st_size > 0
