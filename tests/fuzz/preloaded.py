@@ -114,8 +114,11 @@ def _child(argv: list[str], out: str, err: str, usage: str, memory_cap: int, cwd
         me = resource.getrusage(resource.RUSAGE_SELF)
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        # The exit status too: multiprocessing reads it back from the fork
+        # server over a pipe, and reported 255 for a run that exited 2 about
+        # once in a thousand runs (two at a time); the file is the run's own word.
         with contextlib.suppress(Exception), open(usage, "w") as f:
-            f.write(f"{max(me.ru_maxrss, kids.ru_maxrss)} {cpu}\n")
+            f.write(f"{max(me.ru_maxrss, kids.ru_maxrss)} {cpu} {code}\n")
         os._exit(code)
 
 
@@ -173,11 +176,13 @@ def run_cli_preloaded(
         seconds = time.perf_counter() - start
         _kill_group(proc.pid)  # nothing of the run may outlive it
         maxrss, cpu = 0, 0.0
-        with contextlib.suppress(OSError, ValueError), open(usage) as f:
-            rss, cpu_text = f.read().split()
-            maxrss, cpu = int(rss), float(cpu_text)
         code = proc.exitcode
         assert code is not None
+        with contextlib.suppress(OSError, ValueError), open(usage) as f:
+            rss, cpu_text, code_text = f.read().split()
+            maxrss, cpu = int(rss), float(cpu_text)
+            if not timed_out:
+                code = int(code_text)
         cpu = cpu or cpu_at_kill
         with _LOCK:
             proc.close()
