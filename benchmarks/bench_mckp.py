@@ -143,6 +143,16 @@ def no_fill(n: int, cap: int, top: int, seed: int) -> mckp.Mckp:
     return mckp.Mckp(cap, w.reshape(-1), (w + 10.0).reshape(-1), np.arange(n + 1) * 10)
 
 
+def goal_cases() -> list[tuple[str, Callable[[int], mckp.Mckp]]]:
+    """Issue 25's goal instances by name, each a function of the seed (BEFORE repeats them:
+    it runs in another checkout's interpreter and cannot import this file)."""
+    return [
+        ("2000 strong, C 10^4", strong_2000),
+        ("n5000-c50000-strong", lambda s: PROBLEM.parse(generate("n5000-c50000-strong", s))),
+        ("n5000", lambda s: PROBLEM.parse(generate("n5000", s))),
+    ]
+
+
 BEFORE = """
 import json, sys, time, statistics
 import numpy as np
@@ -200,12 +210,7 @@ def before_after(path: str, repeats: int) -> None:
         "| after: core ms | after: greedy ms |"
     )
     print("|---|---|---|---|---|---|")
-    cases: list[tuple[str, Callable[[int], mckp.Mckp]]] = [
-        ("2000 strong, C 10^4", strong_2000),
-        ("n5000-c50000-strong", lambda s: PROBLEM.parse(generate("n5000-c50000-strong", s))),
-        ("n5000", lambda s: PROBLEM.parse(generate("n5000", s))),
-    ]
-    for name, make in cases:
+    for name, make in goal_cases():
         for seed in range(3):
             p = make(seed)
             core = timed(lambda p=p: mckp.core(p), repeats)
@@ -227,12 +232,7 @@ def goals(repeats: int, slow: int) -> None:
         "| value-only numpy DP ms | greedy at optimum | same optimum |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    cases: list[tuple[str, Callable[[int], mckp.Mckp]]] = [
-        ("2000 strong, C 10^4", strong_2000),
-        ("n5000-c50000-strong", lambda s: PROBLEM.parse(generate("n5000-c50000-strong", s))),
-        ("n5000", lambda s: PROBLEM.parse(generate("n5000", s))),
-    ]
-    for name, make in cases:
+    for name, make in goal_cases():
         for seed in range(3):
             p = make(seed)
             core = timed(lambda p=p: mckp.core(p), repeats)
