@@ -157,7 +157,11 @@ class ClaimRow:
         return f"{span}; {self.seeds_agreeing}/{len(self.seeds)} the paper's way"
 
     def over_range(self) -> str:
-        """Ours against every label of ``claim.over``: ``"lo..hi (label: v, ...)"``."""
+        """Ours against every label of ``claim.over``: ``"lo..hi (label: v, ...)"``.
+
+        A range whose ends print alike (one label, or equal numbers) is one
+        number: ``"v (label: v)"``.
+        """
         known = [v for _, v in self.over if v is not None]
         if not known:
             return ""
@@ -166,7 +170,8 @@ class ClaimRow:
         if c.kind == "reduction":
             lo, hi = hi, lo
         each = ", ".join(f"{label}: {c.show(v)}" for label, v in self.over)
-        return f"{c.show(lo)}..{c.show(hi)} ({each})"
+        span = c.show(lo) if c.show(lo) == c.show(hi) else f"{c.show(lo)}..{c.show(hi)}"
+        return f"{span} ({each})"
 
 
 def _values(claim: Claim, metrics: Mapping[str, Mapping[str, float]], baseline: str) -> str:

@@ -297,11 +297,11 @@ def write_report(
             parts.append("\n![claims against load](sweep.png)\n")
     for name, group in by_workload(results).items():
         sub = out_dir / name
-        plots = write_all(sub, group, version)
+        plots = write_all(sub, group, version, unit=paper.unit)
         parts.append(f"\n## Workload `{name}` ({int(group[0].metrics['jobs'])} jobs)\n")
         parts.append(claims_table(paper, group))
         parts.append("\nAll metrics:\n")
-        parts.append(table(group))
+        parts.append(table(group, paper.unit))
         parts.append("\nRun times:\n")
         parts.append(solver_table(group))
         stats = stats_table(group)

@@ -5,8 +5,10 @@ The contract other tools read (``summary.json``): an object with
 parameters), each with ``policy``, ``seed``, ``params``, ``config_hash``,
 ``wall_seconds``, ``cpu_seconds``, ``events``, ``events_per_second``,
 ``policy_calls`` and ``metrics`` (:data:`~scheduling_opt.sim.results.METRIC_KEYS`).
-Times are in minutes (:data:`TIME_UNIT`: Chronus-Philly traces and the
-synthetic workload). Floats in the
+``time_unit`` names the unit of every time (:data:`TIME_UNIT`, minutes, for
+Chronus-Philly traces and the synthetic workload; a caller whose workload
+counts in another unit passes it, e.g. ONES' seconds). Headers write it
+short (:func:`short_unit`). Floats in the
 CSV files are written with ``repr`` so the same run gives the same bytes.
 """
 
@@ -25,22 +27,36 @@ from scheduling_opt.sim.limits import check_timeline
 from scheduling_opt.sim.results import JobRecord, job_records, sample
 from scheduling_opt.sim.sweep import RunResult
 
-#: Columns of the side-by-side table (metric key, header, format).
+#: Columns of the side-by-side table (metric key, header, format); ``{unit}`` in a
+#: header is the workload's time unit, short (:func:`short_unit`).
 TABLE = (
-    ("jct_mean", "avg JCT (min)", "{:.1f}"),
-    ("jct_median", "median JCT (min)", "{:.1f}"),
-    ("jct_p95", "p95 JCT (min)", "{:.1f}"),
-    ("queueing_mean", "avg queueing (min)", "{:.1f}"),
-    ("makespan", "makespan (min)", "{:.0f}"),
+    ("jct_mean", "avg JCT ({unit})", "{:.1f}"),
+    ("jct_median", "median JCT ({unit})", "{:.1f}"),
+    ("jct_p95", "p95 JCT ({unit})", "{:.1f}"),
+    ("queueing_mean", "avg queueing ({unit})", "{:.1f}"),
+    ("makespan", "makespan ({unit})", "{:.0f}"),
     ("utilization", "utilization (share of GPU time)", "{:.3f}"),
     ("deadline_miss_ratio", "deadline miss (share of SLO jobs)", "{:.3f}"),
     ("wdmr", "wDMR (share)", "{:.3f}"),
-    ("best_effort_jct_mean", "BE JCT (min)", "{:.1f}"),
+    ("best_effort_jct_mean", "BE JCT ({unit})", "{:.1f}"),
     ("preemption_ratio", "preemption ratio (per job)", "{:.3f}"),
 )
 #: The time unit of every workload the command line reads: Chronus-Philly
 #: traces (the bundled excerpt included) and the synthetic generator.
 TIME_UNIT = "minutes"
+#: Short forms of the time units a header writes.
+_SHORT_UNITS = {"minutes": "min", "seconds": "s", "hours": "h"}
+
+
+def short_unit(unit: str) -> str:
+    """``unit`` as a header writes it (``minutes`` -> ``min``; an unknown unit as given).
+
+    Examples
+    --------
+    >>> short_unit("minutes"), short_unit("seconds"), short_unit("days")
+    ('min', 's', 'days')
+    """
+    return _SHORT_UNITS.get(unit, unit)
 
 
 def _cell(value: object) -> str:
@@ -95,18 +111,25 @@ def run_entry(r: RunResult) -> dict[str, Any]:
     }
 
 
-def summary(results: Sequence[RunResult], version: str) -> dict[str, Any]:
-    """The ``summary.json`` object."""
+def summary(results: Sequence[RunResult], version: str, unit: str = TIME_UNIT) -> dict[str, Any]:
+    """The ``summary.json`` object (``unit``: the workload's time unit)."""
     return {
         "version": version,
-        "time_unit": TIME_UNIT,
+        "time_unit": unit,
         "runs": [run_entry(r) for r in results],
     }
 
 
-def table(results: Sequence[RunResult]) -> str:
-    """The side-by-side markdown table (one row per run)."""
-    head = ["policy", "seed", *(h for _, h, _ in TABLE), "wall (s)"]
+def table(results: Sequence[RunResult], unit: str = TIME_UNIT) -> str:
+    """The side-by-side markdown table (one row per run; times in ``unit``).
+
+    Examples
+    --------
+    >>> table([], unit="seconds").splitlines()[0].split(" | ")[2]
+    'avg JCT (s)'
+    """
+    short = short_unit(unit)
+    head = ["policy", "seed", *(h.format(unit=short) for _, h, _ in TABLE), "wall (s)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         cells = [r.config.name, str(r.config.seed)]
@@ -124,7 +147,7 @@ def _by_policy(results: Sequence[RunResult], key: str) -> dict[str, float]:
     return {p: sum(v) / len(v) for p, v in runs.items()}
 
 
-def reading(results: Sequence[RunResult]) -> str:
+def reading(results: Sequence[RunResult], unit: str = TIME_UNIT) -> str:
     """One line that reads the table: the mean-JCT spread and the deadline-miss spread.
 
     Parameters
@@ -147,10 +170,10 @@ def reading(results: Sequence[RunResult]) -> str:
         return "Reading: no runs."
     best, worst = min(jct, key=jct.__getitem__), max(jct, key=jct.__getitem__)
     if len(jct) == 1:
-        return f"Reading: one policy, {best}: mean JCT {jct[best]:.1f} {TIME_UNIT}."
+        return f"Reading: one policy, {best}: mean JCT {jct[best]:.1f} {unit}."
     ratio = jct[worst] / jct[best] if jct[best] > 0 else float("inf")
     line = (
-        f"Reading: {best} has the lowest mean JCT ({jct[best]:.1f} {TIME_UNIT}), "
+        f"Reading: {best} has the lowest mean JCT ({jct[best]:.1f} {unit}), "
         f"{worst} the highest ({jct[worst]:.1f}, {ratio:.1f}x)"
     )
     if all(r.metrics["slo_jobs"] > 0 for r in results):
@@ -163,8 +186,10 @@ def reading(results: Sequence[RunResult]) -> str:
     return line + "."
 
 
-def report(results: Sequence[RunResult], plots: Sequence[str], note: str = "") -> str:
-    """``report.md``: the workload, the table, the plots."""
+def report(
+    results: Sequence[RunResult], plots: Sequence[str], note: str = "", unit: str = TIME_UNIT
+) -> str:
+    """``report.md``: the workload, the table, the plots (times in ``unit``)."""
     first = results[0] if results else None
     parts = ["# Simulation report\n"]
     if first is not None:
@@ -172,10 +197,10 @@ def report(results: Sequence[RunResult], plots: Sequence[str], note: str = "") -
         parts.append(
             f"Workload `{first.workload_name}` (hash {first.workload_digest}, "
             f"{int(first.metrics['jobs'])} jobs measured), {c.servers} servers x "
-            f"{c.gpus_per_server} GPUs; times in {TIME_UNIT}.\n"
+            f"{c.gpus_per_server} GPUs; times in {unit}.\n"
         )
-    parts.append(table(results))
-    parts.append("\n" + reading(results) + "\n")
+    parts.append(table(results, unit))
+    parts.append("\n" + reading(results, unit) + "\n")
     if note:
         parts.append(f"\n{note}\n")
     for p in plots:
@@ -184,9 +209,17 @@ def report(results: Sequence[RunResult], plots: Sequence[str], note: str = "") -
 
 
 def write_all(
-    out_dir: Path, results: Sequence[RunResult], version: str, step: float = 60.0
+    out_dir: Path,
+    results: Sequence[RunResult],
+    version: str,
+    step: float = 60.0,
+    unit: str = TIME_UNIT,
 ) -> list[str]:
-    """Write every file into ``out_dir``; return the plot names written."""
+    """Write every file into ``out_dir``; return the plot names written.
+
+    ``step`` is the timeline's sampling step and ``unit`` the time unit of
+    the workload (both in the workload's unit).
+    """
     from scheduling_opt.sim.plots import write_plots
 
     # Every run's timeline is sampled at ``step``: refused before any file is written.
@@ -197,8 +230,8 @@ def write_all(
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "jobs.csv").write_text(jobs_csv(results), encoding="utf-8")
     (out_dir / "timeline.csv").write_text(timeline_csv(results, step), encoding="utf-8")
-    text = json.dumps(summary(results, version), indent=2, sort_keys=True, default=str)
+    text = json.dumps(summary(results, version, unit), indent=2, sort_keys=True, default=str)
     (out_dir / "summary.json").write_text(text + "\n", encoding="utf-8")
-    plots, note = write_plots(out_dir, results, step)
-    (out_dir / "report.md").write_text(report(results, plots, note), encoding="utf-8")
+    plots, note = write_plots(out_dir, results, step, unit)
+    (out_dir / "report.md").write_text(report(results, plots, note, unit), encoding="utf-8")
     return plots

@@ -43,8 +43,13 @@ def _save(fig: Any, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tuple[list[str], str]:
-    """Write the plots; return their file names and a note (empty when all went well)."""
+def write_plots(
+    out_dir: Path, results: Sequence[RunResult], step: float, unit: str = "minutes"
+) -> tuple[list[str], str]:
+    """Write the plots; return their file names and a note (empty when all went well).
+
+    ``unit`` names the workload's time unit on the axes.
+    """
     try:
         import matplotlib
 
@@ -68,7 +73,7 @@ def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tup
                 label=_label(r, results),
             )
     ax.set_xscale("log")
-    ax.set_xlabel("JCT (minutes)")
+    ax.set_xlabel(f"JCT ({unit})")
     ax.set_ylabel("CDF")
     _legend(ax)
     _save(fig, out_dir / "jct_cdf.png")
@@ -85,7 +90,7 @@ def write_plots(out_dir: Path, results: Sequence[RunResult], step: float) -> tup
         bottom.plot(t, [p[2] for p in pts], linewidth=0.8)
     top.set_ylabel("busy GPUs")
     bottom.set_ylabel("queued jobs")
-    bottom.set_xlabel("time (minutes)")
+    bottom.set_xlabel(f"time ({unit})")
     _legend(top)
     _save(fig, out_dir / "timeline.png")
     plt.close(fig)

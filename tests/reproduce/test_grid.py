@@ -291,6 +291,19 @@ def test_over_gives_the_claim_against_each_parameter_value_by_hand() -> None:
     assert row.over_range() == "0.80x..2.00x (g d=0.2: 0.80x, g d=0.5: 2.00x)"
 
 
+def test_over_with_one_value_prints_one_number() -> None:
+    # One label in ``over`` (AntMan's `gandiva` at d = 0.2 only), or two labels that print
+    # alike, make a range of one value: "1.25x", not "1.25x..1.25x".
+    c = Claim("x", "jct_mean", "ratio", 2.0, "g d=0.8", "p", over=("g d=0.2",))
+    row = ClaimRow(c, "w", 4.0, "g d=0.8", (), judge("ratio", 2.0, 4.0), "", (("g d=0.2", 1.25),))
+    assert row.over_range() == "1.25x (g d=0.2: 1.25x)"
+    two = replace(row, over=(("g d=0.2", 1.25), ("g d=0.5", 1.2500001)))
+    assert two.over_range() == "1.25x (g d=0.2: 1.25x, g d=0.5: 1.25x)"
+    cut = Claim("y", "jct_mean", "reduction", 40.0, "a", "p", over=("b",))
+    red = ClaimRow(cut, "w", 10.0, "a", (), judge("reduction", 40.0, 10.0), "", (("b", 12.5),))
+    assert red.over_range() == "-12.5% (b: -12.5%)"
+
+
 def test_every_seed_is_shown_with_its_direction() -> None:
     c = Claim("x", "jct_mean", "ratio", 2.0, "a", "p")
     row = ClaimRow(c, "w", 1.2, "a", (0.9, 1.4, 1.3), judge("ratio", 2.0, 1.2), "")

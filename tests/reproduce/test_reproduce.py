@@ -109,3 +109,30 @@ def test_command_writes_report_with_paper_and_our_numbers(
     runs = json.loads((tmp_path / "tiny" / "summary.json").read_text())["runs"]
     assert [r["policy"] for r in runs] == ["tiresias", "edl-tiresias", "elastic-tiresias"]
     assert "tiny" in capsys.readouterr().out
+
+
+def test_a_report_in_seconds_says_seconds_in_every_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ONES' workloads count in seconds (PaperSet.unit): the tables, the per-workload
+    # report, summary.json and the plots' axes must not say minutes.
+    tiny = replace(
+        PAPERS["ones"],
+        servers=2,
+        seeds=1,
+        sweep=None,
+        policies=tuple(p for p in PAPERS["ones"].policies if p.policy == "tiresias"),
+        quick_spec=PaperWorkload(
+            "synthetic", synthetic=SyntheticSpec(jobs=20, max_gpus=8), label="tiny"
+        ),
+    )
+    assert tiny.unit == "seconds"
+    monkeypatch.setitem(PAPERS, "ones", tiny)
+    assert run(_args("ones", "--quick", "--out", str(tmp_path), "--quiet")) == 0
+    for path in (tmp_path / "report.md", tmp_path / "tiny" / "report.md"):
+        text = path.read_text()
+        assert "| avg JCT (s) | median JCT (s) | p95 JCT (s) | avg queueing (s) |" in text
+        assert "(min)" not in text
+        assert "minutes" not in text
+    summary = json.loads((tmp_path / "tiny" / "summary.json").read_text())
+    assert summary["time_unit"] == "seconds"
