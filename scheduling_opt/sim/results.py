@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling_opt.metrics import RW_MIN, reward_at, wdmr
-from scheduling_opt.model import RewardStep
+from scheduling_opt.metrics import RW_MIN, wdmr
 from scheduling_opt.sim.engine import RunOutput
 from scheduling_opt.sim.limits import check_timeline
 
@@ -74,13 +73,39 @@ class JobRecord:
     reward: float
 
 
+def _reward(deadlines: Sequence[tuple[float, float]], end: float) -> float:
+    """:func:`~scheduling_opt.metrics.reward_at` on a job's validated ``(time, reward)`` steps.
+
+    The same rule without building a checked :class:`~scheduling_opt.model.RewardStep` per step
+    (they were most of the time of writing ``jobs.csv`` for a trace run).
+    """
+    if math.isnan(end):
+        return RW_MIN
+    for time, reward in deadlines:
+        if end <= time:
+            return reward
+    return RW_MIN
+
+
 def job_records(out: RunOutput) -> list[JobRecord]:
-    """The per-job rows of a run, in workload order."""
+    """The per-job rows of a run, in workload order.
+
+    Examples
+    --------
+    >>> from scheduling_opt.sim.baselines import Fifo
+    >>> from scheduling_opt.sim.cluster import ClusterSpec
+    >>> from scheduling_opt.sim.engine import simulate
+    >>> from scheduling_opt.sim.workload import SimJob, Workload
+    >>> job = SimJob("0", 0.0, 8, 10.0, deadlines=((5.0, 50.0), (12.0, 20.0)))
+    >>> out = simulate(Workload.of([job], "demo"), ClusterSpec.uniform(1, 8), Fifo())
+    >>> rec = job_records(out)[0]
+    >>> rec.end, rec.deadline_met, rec.reward  # misses 5, meets the step at 12
+    (10.0, False, 20.0)
+    """
     rows = []
     for job, start, end, pre, gt in zip(
         out.jobs, out.first_start, out.end, out.preemptions, out.gpu_time, strict=True
     ):
-        steps = [RewardStep(t, v) for t, v in job.deadlines]
         met = (end <= job.deadlines[0][0]) if job.deadlines else None
         rows.append(
             JobRecord(
@@ -97,7 +122,7 @@ def job_records(out: RunOutput) -> list[JobRecord]:
                 gpu_time=gt,
                 deadline=job.first_deadline,
                 deadline_met=met,
-                reward=reward_at(steps, end, RW_MIN),
+                reward=_reward(job.deadlines, end),
             )
         )
     return rows
