@@ -42,7 +42,7 @@ def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool
         paper_y = claim.paper if claim.kind == "ratio" else -claim.paper
         ax.axhline(paper_y, linestyle="--", color="grey", linewidth=0.8, label="paper")
         ax.axhline(1.0 if claim.kind == "ratio" else 0.0, linestyle=":", color="black", lw=0.6)
-        ax.set_title(claim.what, fontsize="small")
+        ax.set_title(f"{claim.what}\n{claim.policy} vs {claim.baseline}", fontsize="small")
         ax.set_xlabel("offered load")
         ax.set_ylabel("x lower" if claim.kind == "ratio" else "change (%)")
     for ax in list(axes.flat)[len(claims) :]:

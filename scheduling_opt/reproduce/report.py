@@ -160,7 +160,9 @@ def sweep_tables(paper: PaperSet, grid: Sequence[Point]) -> str:
     for c in paper.claims:
         if c.kind == "value":
             continue
-        lines = [f"\n{c.what} (paper {c.show(c.paper)}):\n"]
+        # Two claims may share a name against different baselines (EDL's vs
+        # `tiresias` and vs `edl-tiresias`): the heading names both runs.
+        lines = [f"\n{c.what}, {c.policy} vs {c.baseline} (paper {c.show(c.paper)}):\n"]
         lines.append("| workload | " + " | ".join(f"x{d:g}" for d in densities) + " |")
         lines.append("|---|" + "---|" * len(densities))
         for w in workloads:

@@ -104,6 +104,9 @@ def test_command_writes_report_with_paper_and_our_numbers(
     assert "## Workload `tiny` (60 jobs)" in report
     assert "| mean JCT | tiresias -> elastic-tiresias | -89.5% |" in report
     assert "calls_expansion" in report  # the policy's own counters (RunResult.extra)
+    # The load sweep's two "mean JCT" claims name their baselines.
+    assert "mean JCT, elastic-tiresias vs tiresias (paper -89.5%):" in report
+    assert "mean JCT, elastic-tiresias vs edl-tiresias (paper -89.5%):" in report
     for name in ("jobs.csv", "summary.json", "timeline.csv"):
         assert (tmp_path / "tiny" / name).is_file()
     runs = json.loads((tmp_path / "tiny" / "summary.json").read_text())["runs"]
