@@ -65,7 +65,6 @@ from scheduling_opt.lease import (
     admit_jobs,
     exact,
     greedy,
-    hint_terms,
     round_up_gpus,
 )
 from scheduling_opt.model import Job, RewardStep
@@ -463,7 +462,12 @@ class Chronus:
             max_terms=self.max_terms,
             require_all=self.selection == "artifact",
         )
-        hint = hint_terms(self.last) if self.last is not None else None
+        # hint_terms(self.last) without re-reading every term of our own decision.
+        hint = (
+            {j: [k - 1 for k in held if k >= 1] for j, held in self.last.terms.items()}
+            if self.last is not None
+            else None
+        )
         started = time.perf_counter()
         sol: Solution[LeaseDecision] | None = None
         if self.mode == "greedy":
@@ -922,6 +926,8 @@ class Chronus:
             if st is None or len(st.placement) <= fewest:
                 self.spread.discard(index)
                 continue
+            if not _may_consolidate(plan, st.placement, st.job.gpus):
+                continue  # plan.place would not find its fewest servers: nothing to try
             plan.give(st.placement)
             target = plan.place(st.job.gpus)
             if target is not None and len(target) <= fewest:
@@ -982,3 +988,26 @@ class Chronus:
         self.placement_max = max(self.placement_max, spent)
         self.counts["placement_calls"] += 1
         return starts
+
+
+def _may_consolidate(plan: FreeMap, placement: Placement, gpus: int) -> bool:
+    """Whether ``plan.place(gpus)``, with ``placement`` given back, could use its fewest servers.
+
+    False only when it surely cannot: a job of at most K GPUs needs one
+    server with that many free (counting its own GPUs there), a larger one
+    on a uniform cluster ``ceil(gpus / K)`` whole free servers. Lets
+    :meth:`Chronus._consolidate` skip the give, place and take back of a
+    spread job that stays spread (the free map's levels are sorted lists, so
+    giving and taking back left the same map): O(K + |placement|).
+    """
+    kmax = plan.kmax
+    free, levels = plan.free, plan.levels
+    if gpus <= kmax:
+        top = next((k for k in range(kmax, 0, -1) if levels[k]), 0)
+        return top >= gpus or any(free[s] + g >= gpus for s, g in placement)
+    if not plan.uniform:
+        return True
+    whole = len(levels[kmax]) + sum(
+        1 for s, g in placement if free[s] < kmax and free[s] + g == kmax
+    )
+    return whole * kmax >= gpus
