@@ -134,8 +134,7 @@ def compact(inp: LeaseInput, schedule: Schedule) -> Schedule:
             moved = terms.pop()
             holds[moved, j] = False
             load[moved] -= g
-            bisect.insort(terms, k)
-            holds[k, j] = True
+            bisect.insort(terms, k)  # holds[k] is not read again: left as it is
             last[j] = terms[-1]
             room -= g
             if room < smallest:

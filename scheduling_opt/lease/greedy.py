@@ -144,6 +144,7 @@ def _greedy(
     inp: LeaseInput, start: Sequence[Sequence[int]] | None, *, complete_only: bool
 ) -> Schedule | None:
     best: Schedule | None = None
+    settled = False  # best is compacted (else compacting it changes no level)
     for order in (density_order, deadline_order, slack_order):
         raw = relevel(inp, place(inp, order(inp), start=start))
         if not raw.complete() and (
@@ -152,9 +153,16 @@ def _greedy(
             # Compaction keeps (in)completeness, and under require_all an
             # incomplete schedule never beats a complete one: skip its compaction.
             continue
-        schedule = compact(inp, raw)
+        # Compaction only moves terms earlier, so a job at its first level
+        # stays there and a rejected one stays rejected: when every job is
+        # so, the compacted schedule has raw's levels and reward, and it is
+        # compacted only if it wins.
+        lazy = all(pos is None or pos == 0 for pos in raw.levels)
+        schedule = raw if lazy else compact(inp, raw)
         if best is None or _better(inp, schedule, best):
-            best = schedule
+            best, settled = schedule, not lazy
+    if best is not None and not settled:
+        best = compact(inp, best)
     return best
 
 
