@@ -20,20 +20,11 @@ from numpy.typing import NDArray
 from scheduling_opt.errors import SolverError
 from scheduling_opt.exact import stdout_to_stderr
 from scheduling_opt.lease._highs import highs
-from scheduling_opt.lease.formulation import Model, Row
+from scheduling_opt.lease.formulation import LevelEntries, Model, Row
 from scheduling_opt.solution import Status
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_array
-
-#: COO entries of rows over the level columns: (row, column, value) arrays, lower and upper bounds.
-_Entries = tuple[
-    NDArray[np.int64],
-    NDArray[np.int64],
-    NDArray[np.float64],
-    NDArray[np.float64],
-    NDArray[np.float64],
-]
 
 
 class Levels:
@@ -67,7 +58,7 @@ class Levels:
         # Rows only over level columns; the term columns (fixed at 0) drop out:
         # every row compacted at once, as COO entries (the matrix of the rows
         # that :meth:`compact` gives one by one, tests/lease/test_levels_matrix.py).
-        self.base = self._entries(relaxed.rows)
+        self.base = relaxed.entries if relaxed.entries is not None else self._entries(relaxed.rows)
         self.c = relaxed.c[self.cols]
         self.ub = ub[self.cols]
         # Each job's level columns (in level order) as positions among ``cols``.
@@ -95,7 +86,7 @@ class Levels:
             coefs = [c for c, k in zip(coefs, keep.tolist(), strict=True) if k]
         return (pos[keep].tolist(), list(coefs), lo, hi)
 
-    def _entries(self, rows: list[Row]) -> _Entries:
+    def _entries(self, rows: list[Row]) -> LevelEntries:
         """The rows over the level columns as (row, column, value) entries and bounds.
 
         :meth:`compact` of every row, vectorized over all of them (the rows
