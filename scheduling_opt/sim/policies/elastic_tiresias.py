@@ -47,6 +47,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections.abc import Iterator, Mapping
 
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies.edl import (
@@ -89,6 +90,29 @@ def speedup(job: SimJob) -> tuple[float, ...]:
         return ()
     base = _curve(job.scaling, 1)
     return tuple(_curve(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
+
+
+class _Rank(Mapping[str, int]):
+    """A job's place in the priority order, as ``(queue << 32) | index`` (same order, O(1)).
+
+    The order is the queues' lists of indices concatenated, so this key sorts
+    jobs as their positions do (all that :class:`Round`'s ``prio`` is read
+    for: compaction's donor order) without a dict over every job per call.
+    Job indices are below 2^32 (``limits.MAX_JOBS`` is 10^6).
+    """
+
+    def __init__(self, level: dict[int, int]) -> None:
+        self.level = level
+
+    def __getitem__(self, key: str) -> int:
+        i = int(key)
+        return (self.level[i] << 32) | i
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(i) for i in self.level)
+
+    def __len__(self) -> int:
+        return len(self.level)
 
 
 class EdlTiresias:
@@ -475,7 +499,7 @@ class EdlTiresias:
             key = ids[i]
             held[key] = n
             if i not in gone:
-                alloc[key] = dict(servers[i])  # the round changes its own copy
+                alloc[key] = servers[i]  # shared: the round copies what it changes
                 workers[key] = n
         for i in started:
             key = ids[i]
@@ -484,7 +508,9 @@ class EdlTiresias:
         jobs = self.jobs
         order = [jobs[i] for lst in self.lists for i in lst]
         cluster = self._cluster(capacity)
-        state = EdlState._trusted(cluster, tuple(jobs.values()), Placement(), self.params)
+        state = EdlState._trusted(
+            cluster, tuple(jobs.values()), Placement(), self.params, self.by_id
+        )
         r = Round(
             state,
             self.params,
@@ -494,9 +520,10 @@ class EdlTiresias:
             {s.id: k for k, s in enumerate(cluster.servers)},
             self.by_id,
             self.floors,
-            {j.job.id: k for k, j in enumerate(order)},
+            _Rank(self.level),
             workers,
             held,
+            shared=set(alloc),
         )
         begun = [ids[i] for i in started]
         mode = elastic_rules(r, order, [ids[i] for i in preempted], begun)
