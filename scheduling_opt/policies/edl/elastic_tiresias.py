@@ -167,22 +167,25 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
     cannot fit the largest usable counts is skipped without the server
     choice, which would fail), and the victims are put back in order.
     ``tests/policies/test_edl_replan.py`` checks it against the plan run in
-    full (the previous code). O(J) plus O(S log S) per start that fits.
+    full (the previous code). ``r.demands`` (the order's demands, set once
+    per compaction round) saves the per-job lookups. O(J) plus O(S log S)
+    per start that fits.
     """
     budget = r.state.cluster.total_gpus
     alloc, count = r.alloc, r.count
     victims: list[str] = []
-    starts: list[EdlJob] = []
-    for j in order:
-        job = j.job
-        running = count[job.id] if job.id in alloc else 0
-        demand = (running or j.parallelism) * job.gpus_per_worker
-        if demand <= budget:
-            budget -= demand
-            if not running:
-                starts.append(j)
-        elif running:
-            victims.append(job.id)
+    starts: list[int] = []
+    demands = _demands(order) if r.demands is None else r.demands
+    for i, (k, want, g) in enumerate(demands):
+        if k in alloc:
+            demand = count[k] * g
+            if demand <= budget:
+                budget -= demand
+            else:
+                victims.append(k)
+        elif want <= budget:
+            budget -= want
+            starts.append(i)
     if not victims:
         return False
     jobs = r.jobs
@@ -194,7 +197,8 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
     cluster = r.state.cluster
     largest: dict[str | None, int] = {}
     tops: dict[tuple[str | None, int], list[int]] = {}
-    for j in starts:
+    for i in starts:
+        j = order[i]
         job = j.job
         d = job.gpus_per_worker
         m = _largest(cluster, j, largest)
@@ -221,6 +225,11 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
         for s, n in where.items():
             free[s] -= n * g
     return False
+
+
+def _demands(order: list[EdlJob]) -> list[tuple[str, int, int]]:
+    """Per job in ``order``: its id, the GPUs it asks when waiting (P_j g) and g."""
+    return [(j.job.id, j.parallelism * j.job.gpus_per_worker, j.job.gpus_per_worker) for j in order]
 
 
 def _restore_idle_victims(r: Round, preempted: list[str]) -> list[str]:
@@ -366,7 +375,8 @@ def elastic_rules(r: Round, order: list[EdlJob], preempted: list[str], started: 
     incremental adapter, which calls it only when a rule runs.
     """
     p = r.params
-    waiting = [j for j in order if j.id not in r.alloc]
+    alloc = r.alloc
+    waiting = [j for j in order if j.job.id not in alloc]
     if len(waiting) > p.compaction:
         if not r.floors:
             r.floors = {j.job.id: qos_floor(j, p.qos) for j in r.state.jobs}
@@ -374,6 +384,7 @@ def elastic_rules(r: Round, order: list[EdlJob], preempted: list[str], started: 
         # rather than restart smaller at once: stop-and-restart churn in a
         # single round is no scale-in.
         gone = set(preempted)
+        r.demands = _demands(order)  # the next-plan checks' input, once per round
         for j in waiting:
             if j.id not in gone and _compact_stable(r, j, order):
                 started.append(j.id)
