@@ -92,6 +92,53 @@ def speedup(job: SimJob) -> tuple[float, ...]:
     return tuple(_curve(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
 
 
+class _Sums:
+    """Workers of one queue's running jobs, summed over a range of job indices (Fenwick tree).
+
+    ``add(i, delta)`` and ``below(i)`` (the sum over indices < i) in
+    O(log N) for N the largest index seen; the tree doubles when an index
+    outgrows it (O(N) then, O(log N) times per run).
+    """
+
+    def __init__(self) -> None:
+        self.tree = [0] * 1024
+        self.values = [0] * 1024
+
+    def add(self, i: int, delta: int) -> None:
+        tree = self.tree
+        n = len(tree)
+        if i >= n:
+            self._grow(i)
+            tree = self.tree
+            n = len(tree)
+        self.values[i] += delta
+        i += 1
+        while i <= n:
+            tree[i - 1] += delta
+            i += i & -i
+
+    def below(self, i: int) -> int:
+        tree = self.tree
+        i = min(i, len(tree))
+        total = 0
+        while i > 0:
+            total += tree[i - 1]
+            i &= i - 1
+        return total
+
+    def _grow(self, i: int) -> None:
+        n = len(self.tree)
+        while n <= i:
+            n *= 2
+        values = self.values + [0] * (n - len(self.values))
+        tree = values.copy()  # the linear build: each node passes its sum to its parent
+        for k in range(1, n + 1):
+            parent = k + (k & -k)
+            if parent <= n:
+                tree[parent - 1] += tree[k - 1]
+        self.values, self.tree = values, tree
+
+
 class _Rank(Mapping[str, int]):
     """A job's place in the priority order, as ``(queue << 32) | index`` (same order, O(1)).
 
@@ -183,6 +230,7 @@ class EdlTiresias:
         self.on: set[int] = set()  # the jobs listed in ``runs``
         # Workers of each queue's running jobs, and each one's as listed there.
         self.run_total: list[int] = [0] * levels
+        self.sums = [_Sums() for _ in range(levels)]  # the same by index range
         self.listed: dict[int, int] = {}
         # Per running job: its engine placement, workers and the step's placement
         # (server ids), as of the last look at it.
@@ -247,7 +295,9 @@ class EdlTiresias:
     def _unsplit(self, i: int, level: int) -> None:
         if i in self.on:
             self.on.discard(i)
-            self.run_total[level] -= self.listed.pop(i)
+            n = self.listed.pop(i)
+            self.run_total[level] -= n
+            self.sums[level].add(i, -n)
             lst = self.runs[level]
         else:
             lst = self.waits[level][self.want[i]]
@@ -259,6 +309,7 @@ class EdlTiresias:
             if running:  # a resize in place: the queue's total follows
                 n = self.count[i]
                 self.run_total[q] += n - self.listed[i]
+                self.sums[q].add(i, n - self.listed[i])
                 self.listed[i] = n
             return
         if old >= 0:
@@ -267,6 +318,7 @@ class EdlTiresias:
             self.on.add(i)
             self.listed[i] = self.count[i]
             self.run_total[q] += self.count[i]
+            self.sums[q].add(i, self.count[i])
             bisect.insort(self.runs[q], i)
         else:
             bisect.insort(self.waits[q].setdefault(self.want[i], []), i)
@@ -423,57 +475,55 @@ class EdlTiresias:
         """The Tiresias plan over one queue, in index order; returns the budget left.
 
         A running job stays while its GPUs fit the budget, else it stops; a
-        waiting job is a start candidate when its P_j fits. The running jobs
-        and each P_j's waiting jobs are merged by index (a heap of their
-        heads); a P_j above the budget is dropped at its first job, since the
-        budget only falls: the jobs that cannot fit are never visited, which
-        is most of a long queue. O((R + C + B) log B) for R running jobs, C
-        candidates and B distinct P_j; the running jobs after the last
-        candidate cost O(1) when they all fit (the queue's total is kept), as
-        they do unless the plan preempts.
+        waiting job is a start candidate when its P_j fits. Each P_j's
+        waiting jobs are merged by index (a heap of their heads); a P_j above
+        the budget is dropped at its first job, since the budget only falls:
+        the jobs that cannot fit are never visited, which is most of a long
+        queue. The running jobs between two candidates are taken in one
+        step when their workers (a range sum of the queue's Fenwick tree)
+        fit, one by one only when they do not (then some are preempted).
+        O(C (log B + log N) + P) for C candidates, B distinct P_j, N jobs
+        and P running jobs visited one by one (issue 25: the running jobs
+        were visited one by one through the heap, most of a run).
         """
-        count, runs, waits = self.count, self.runs[q], self.waits[q]
-        seen = 0  # workers of the running jobs visited
-        streams = [runs, *(lst for w, lst in waits.items() if lst and w <= budget)]
-        if len(streams) > 1:
-            wants = [0, *(w for w, lst in waits.items() if lst and w <= budget)]
-            heads = [(lst[0], k) for k, lst in enumerate(streams) if lst]
+        count, runs, waits, sums = self.count, self.runs[q], self.waits[q], self.sums[q]
+        pos = 0  # runs[pos:] not yet planned
+        streams = [lst for w, lst in waits.items() if lst and w <= budget]
+        if streams:
+            wants = [w for w, lst in waits.items() if lst and w <= budget]
+            heads = [(lst[0], k) for k, lst in enumerate(streams)]
             heapq.heapify(heads)
-            pos = [0] * len(streams)
+            at = [0] * len(streams)
             while heads:
-                i, k = heads[0]
+                x, k = heads[0]
                 w = wants[k]
-                if not w:
-                    if len(heads) == 1:
-                        break  # only running jobs left: the plain loop below
-                    c = count[i]
-                    seen += c
-                    if c <= budget:
-                        budget -= c
-                    else:
-                        preempted.append(i)
-                elif w <= budget:
-                    budget -= w
-                    start.append(i)
-                else:
+                if w > budget:
                     heapq.heappop(heads)  # this P_j no longer fits, nor will it
                     continue
-                at = pos[k] = pos[k] + 1
-                if at < len(streams[k]):
-                    heapq.heapreplace(heads, (streams[k][at], k))
+                end = bisect.bisect_left(runs, x, pos)
+                if end > pos:  # the running jobs before candidate x
+                    held = sums.below(x) - sums.below(runs[pos])
+                    if held <= budget:
+                        budget -= held
+                    else:
+                        budget = _keep_or_stop(runs[pos:end], count, budget, preempted)
+                    pos = end
+                    if w > budget:
+                        heapq.heappop(heads)
+                        continue
+                budget -= w
+                start.append(x)
+                n = at[k] = at[k] + 1
+                if n < len(streams[k]):
+                    heapq.heapreplace(heads, (streams[k][n], k))
                 else:
                     heapq.heappop(heads)
-            runs = runs[pos[0] :] if heads else []
-        rest = self.run_total[q] - seen
+        if pos >= len(runs):
+            return budget
+        rest = self.run_total[q] - (sums.below(runs[pos]) if pos else 0)
         if rest <= budget:
             return budget - rest  # every one fits: all kept
-        for i in runs:
-            c = count[i]
-            if c <= budget:
-                budget -= c
-            else:
-                preempted.append(i)
-        return budget
+        return _keep_or_stop(runs[pos:], count, budget, preempted)
 
     def _elastic_rules(
         self,
@@ -586,6 +636,17 @@ class EdlTiresias:
         for entry in kept:
             heapq.heappush(heap, entry)
         return best if best < math.inf else None
+
+
+def _keep_or_stop(runs: list[int], count: dict[int, int], budget: int, preempted: list[int]) -> int:
+    """Running jobs in order: kept while their workers fit the budget, else preempted."""
+    for i in runs:
+        c = count[i]
+        if c <= budget:
+            budget -= c
+        else:
+            preempted.append(i)
+    return budget
 
 
 def engine_decision(decision: EdlDecision, before: Placement, wake_at: float | None) -> Decision:
