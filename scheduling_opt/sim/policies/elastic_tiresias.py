@@ -246,6 +246,8 @@ class EdlTiresias:
         self.stamp: dict[int, int] = {}
         self.dirty: set[int] = set()  # jobs to look at again at the next call
         self.rank: dict[int, int] = {}  # server index -> itself (the step's tie-break)
+        # The capacities last seen, their sum and the largest (0: none).
+        self.sizes: tuple[tuple[int, ...], int, int] = ((), 0, 0)
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
 
     def stats(self) -> dict[str, float]:
@@ -349,19 +351,22 @@ class EdlTiresias:
         pending, running = view.pending, view.running
         promoted: list[int] = []
         offset = self.offset
+        elastic = p.elastic  # only the elastic rules read the placements by server id
         for i in dirty:
             st = running.get(i) or pending.get(i)
             if st is None:
                 continue
-            las = float(max(0.0, st.service(now) - offset.get(i, 0.0)))
+            las = st.service(now) - offset.get(i, 0.0)
+            las = float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
             q = bisect.bisect_right(th, las)
             s = stamp[i] = stamp.get(i, 0) + 1
             place = st.placement
             if place:
-                held = sum(g for _, g in place)
+                held = sum(g for _, g in place) if len(place) > 1 else place[0][1]
                 self.running[i] = place
                 self.count[i] = held
-                self.servers[i] = {f"s{s}": g for s, g in place if g}
+                if elastic:
+                    self.servers[i] = {f"s{s}": g for s, g in place if g}
                 if q < levels:
                     heapq.heappush(heap, (now + (th[q] - las) / held, i, s))
             else:
@@ -393,10 +398,12 @@ class EdlTiresias:
             return Decision()
         promoted = self._refresh(view, now)
         capacity = tuple(view.capacity)
+        if capacity != self.sizes[0]:  # the cluster's total and largest server, once
+            self.sizes = (capacity, sum(capacity), max((c for c in capacity if c > 0), default=0))
         count, want = self.count, self.want
         # The Tiresias plan (the step's _base_plan): in priority order a job is in
         # the plan while its GPUs fit the cluster's; a running job outside it stops.
-        budget = sum(capacity)
+        budget = self.sizes[1]
         start: list[int] = []
         preempted: list[int] = []
         for q in range(len(self.runs)):
@@ -406,15 +413,29 @@ class EdlTiresias:
         for i in preempted:
             for s, g in self.running[i]:
                 free[s] += g
-        m = max((c for c in capacity if c > 0), default=0)
+        m = self.sizes[2]
         if len(self.rank) != len(capacity):
             self.rank = {s: s for s in range(len(capacity))}
         started: list[int] = []
         placed: dict[int, SimPlacement] = {}
         top: list[int] = []  # the free counts, largest first (until a start changes them)
+        biggest = -1  # the largest free count (-1: to compute)
         for i in start:
             need = want[i]
             limit = -(-need // m) if m else 0
+            if limit == 1:
+                # gang_on's choice of one server (pick_servers): the fewest free
+                # GPUs that hold the gang, then the lowest index (its rank).
+                if biggest < 0:
+                    biggest = max(free, default=0)
+                if biggest < need:
+                    continue  # most attempts: no server holds it
+                s = min((f, s) for s, f in enumerate(free) if f >= need)[1]
+                free[s] -= need
+                started.append(i)
+                placed[i] = ((s, need),)
+                top, biggest = [], -1
+                continue
             # The gang fits iff the `limit` largest free counts cover it (the
             # step's greedy takes the largest servers first): most attempts
             # fail, and this test skips their O(S log S) server choice.
@@ -429,7 +450,7 @@ class EdlTiresias:
                     free[s] -= n
                 started.append(i)
                 placed[i] = tuple(sorted(where.items()))
-                top = []
+                top, biggest = [], -1
         mode: Mode = "none"
         resize: list[tuple[int, int, SimPlacement]] = []
         after: dict[int, int] = {}  # new worker counts of the jobs the rules changed
@@ -604,7 +625,8 @@ class EdlTiresias:
 
         def at(i: int, held: int) -> float:
             st = running.get(i) or pending[i]
-            las = float(max(0.0, st.service(now) - offset.get(i, 0.0)))
+            las = st.service(now) - offset.get(i, 0.0)
+            las = float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
             q = bisect.bisect_right(th, las)
             if held and q < levels:
                 return now + (th[q] - las) / held
