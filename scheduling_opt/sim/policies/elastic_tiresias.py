@@ -430,7 +430,12 @@ class EdlTiresias:
                     biggest = max(free, default=0)
                 if biggest < need:
                     continue  # most attempts: no server holds it
-                s = min((f, s) for s, f in enumerate(free) if f >= need)[1]
+                # min((f, s) for f >= need): the smallest such count present,
+                # its first server (list scans in C: counts are at most m).
+                f = need
+                while f not in free:
+                    f += 1
+                s = free.index(f)
                 free[s] -= need
                 started.append(i)
                 placed[i] = ((s, need),)
