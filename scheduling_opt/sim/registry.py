@@ -150,6 +150,7 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "selection",
             "queue",
             "force_short",
+            "fill_overhead",
         )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)
