@@ -233,3 +233,19 @@ def test_the_pass_serves_the_earlier_submission_first_among_equals() -> None:
     # submit time descending): 5-15; l in the fill of 15: 15-25.
     jobs = [SimJob("e", 1.0, 8, 10.0), SimJob("l", 3.0, 8, 10.0)]
     assert _run(jobs, _artifact()) == {"e": (5.0, 15.0, 0), "l": (15.0, 25.0, 0)}
+
+
+@pytest.mark.parametrize(("submit", "guaranteed"), [(12.0, False), (20.0, True)])
+def test_a_forced_job_is_guaranteed_only_if_submitted_in_this_term(
+    submit: float, guaranteed: bool
+) -> None:
+    # y (best effort, 8 GPUs, 100 min) runs from 0. U (4 GPUs, 10 min, due 15
+    # after its submission) is refused (no whole term before its deadline).
+    # Submitted at 12: at the pass of 15 it cannot finish by 20 (10 > 5); at 20
+    # y is released and U forced in: submitted in the last term, it stays
+    # unguaranteed. Submitted at 20: forced in at 20, in this term: guaranteed.
+    u = SimJob("U", submit, 4, 10.0, deadlines=((submit + 15.0, 100.0),), job_type="strict")
+    policy = _artifact(force_short=True, term_release="all")
+    got = _run([SimJob("y", 0.0, 8, 100.0), u], policy)
+    assert got["U"][:2] == (20.0, 30.0)
+    assert (1 in policy.force_accepted) is guaranteed

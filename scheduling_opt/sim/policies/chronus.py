@@ -961,7 +961,7 @@ class Chronus:
 
         By the trace's remaining duration, smallest remaining x GPUs first,
         on the GPUs that the term's selection and the jobs forced so far
-        leave; one submitted in this term or the last becomes guaranteed.
+        leave; one submitted in this term becomes guaranteed.
         """
         left = self.next_term - now
         held = sum(
@@ -982,10 +982,9 @@ class Chronus:
                 spot -= st.job.gpus
                 self.forced.add(i)
                 self.counts["forced"] += 1
-                if (
-                    st.job.submit >= self.next_term - 2 * self.lease_length
-                    and i not in self.overran
-                ):
+                # Guaranteed if submitted in this term: (cur_lease_index - 1) x T_l
+                # is its start, cur_lease_index having moved on at its boundary (469-470).
+                if st.job.submit >= self.next_term - self.lease_length and i not in self.overran:
                     self.force_accepted.add(i)
 
     def _consolidate(
