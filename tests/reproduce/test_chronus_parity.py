@@ -249,3 +249,24 @@ def test_a_forced_job_is_guaranteed_only_if_submitted_in_this_term(
     got = _run([SimJob("y", 0.0, 8, 100.0), u], policy)
     assert got["U"][:2] == (20.0, 30.0)
     assert (1 in policy.force_accepted) is guaranteed
+
+
+@pytest.mark.parametrize(("layout", "admitted"), [("selected", 1), ("late", 2)])
+def test_late_layout_leaves_the_near_terms_to_new_jobs(layout: str, admitted: int) -> None:
+    # y (best effort, 8 GPUs) runs from 0 (the pass serves best effort before
+    # guaranteed jobs). A (8 GPUs, 30 min: estimate int(30 x 1.21) = 36, two
+    # terms; due at 200) is admitted at 0. At 20 the selection gives A terms
+    # 20-40 and 40-60 (the earliest: "selected"); "late" keeps 20-40 and moves
+    # the other to the last term before 200, 180-200. B (8 GPUs, 10 min: one
+    # term; due at 60) arrives at 25: its one term, 40-60, is A's under
+    # "selected" (refused), free under "late" (admitted).
+    jobs = [
+        SimJob("y", 0.0, 8, 500.0),
+        _slo("A", 8, 30.0, 200.0),
+        _slo("B", 8, 10.0, 60.0, submit=25.0),
+    ]
+    policy = _artifact(
+        admission_check="batch", estimate="artifact", term_release="all", cache_layout=layout
+    )
+    _run(jobs, policy)
+    assert (policy.counts["admitted"], policy.counts["rejected"]) == (admitted, 2 - admitted)

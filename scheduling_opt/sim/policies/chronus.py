@@ -81,6 +81,7 @@ from scheduling_opt.sim.policies.chronus_artifact import (
     bins,
     estimate,
     fill_key,
+    late_layout,
     packs,
     pass_key,
     pool_place,
@@ -168,6 +169,7 @@ class Chronus:
         queue: str = "chronus",
         force_short: bool = False,
         fill_overhead: bool = True,
+        cache_layout: str = "selected",
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be budget, greedy or exact, got {mode!r}")
@@ -178,6 +180,7 @@ class Chronus:
             ("term_release", term_release, ("selected", "all")),
             ("selection", selection, ("reward", "artifact")),
             ("queue", queue, ("chronus", "artifact")),
+            ("cache_layout", cache_layout, ("selected", "late")),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -209,6 +212,7 @@ class Chronus:
         self.queue = queue
         self.force_short = force_short
         self.fill_overhead = fill_overhead
+        self.cache_layout = cache_layout
         # admission_check="batch": each guaranteed job's reserved terms (absolute
         # term indices) from the last selection, the artifact's cache_solution.
         self.cache: dict[int, list[int]] = {}
@@ -582,7 +586,15 @@ class Chronus:
         self.selected = {int(j) for j, t in kept.items() if t and t[0] == 0}
         if self.admission_check == "batch":
             term = round(now / self.lease_length)
-            self.cache = {int(j): [term + k for k in t] for j, t in kept.items()}
+            laid = kept
+            if self.cache_layout == "late":
+                info = {job.id: job for job in inp.lease_jobs}
+                due = {
+                    j: next(lv.due for lv in info[j].levels if lv.index == decision.levels[j])
+                    for j in kept
+                }
+                laid = late_layout(kept, {j: info[j].gpus for j in kept}, due, inp.capacity)
+            self.cache = {int(j): [term + k for k in t] for j, t in laid.items()}
         if self.admission:
             for job_id, level in decision.levels.items():
                 if level is None:
