@@ -391,11 +391,11 @@ class Chronus:
     def _admit_batch(self, view: View, arrived: Sequence[JobView], origin: float) -> None:
         """The artifact's admission of one batch of arrivals (``admission_check="batch"``).
 
-        ``flush_event_jobs_with_cache_solution`` (lines 1262-1397): the
+        ``flush_event_jobs_with_cache_solution`` (lines 1261-1397): the
         reservations of the guaranteed jobs the last selection placed (their
         ``cache_solution``: its terms after the current one, less the
         earliest as the job's remaining estimate shrinks, flush_running_jobs
-        373-386) are taken off each term; the guaranteed jobs admitted since
+        421-434) are taken off each term; the guaranteed jobs admitted since
         then, and the batch's jobs before this one, are packed again with it
         by :func:`~scheduling_opt.sim.policies.chronus_artifact.packs`, each
         at its first deadline; it is admitted when all fit (``solver.py``
@@ -427,7 +427,7 @@ class Chronus:
             for k in held[len(held) - min(len(held), need) :]:
                 if k >= len(free):
                     free.extend([capacity] * (k + 1 - len(free)))
-                free[k] -= st.job.gpus  # the cache counts the job's own GPUs (line 720)
+                free[k] -= st.job.gpus  # the cache counts the job's own GPUs (line 743)
         for st in sorted(arrived, key=lambda s: s.index):
             if not st.job.slo:
                 continue
@@ -995,7 +995,7 @@ class Chronus:
                 self.forced.add(i)
                 self.counts["forced"] += 1
                 # Guaranteed if submitted in this term: (cur_lease_index - 1) x T_l
-                # is its start, cur_lease_index having moved on at its boundary (469-470).
+                # is its start, cur_lease_index having moved on at its boundary (475).
                 if st.job.submit >= self.next_term - self.lease_length and i not in self.overran:
                     self.force_accepted.add(i)
 

@@ -26,7 +26,7 @@ code: each is a rule read from it and written again.
   earlier, coarser reading kept for comparison): the guaranteed jobs the
   last selection placed hold their reserved terms after the current one
   (its ``cache_solution``, less its earliest terms as its remaining
-  estimate shrinks, flush_running_jobs 373-386; a job that finished or
+  estimate shrinks, flush_running_jobs 421-434; a job that finished or
   left the guaranteed class holds none); the jobs guaranteed since that
   selection, the batch's earlier arrivals and the arriving job are packed
   again together by :func:`packs` (``solver.py`` 262-293, each job at its
@@ -296,7 +296,7 @@ def late_layout(
     The artifact's selection MILP scores only the first term (``solver.py``
     362-408: values, and the first term's GPUs); where a job's later terms
     lie is the solver's choice. Its own greedy selection, used when the MILP
-    fails (``batch_fast_job_selection``, ``solver.py`` 307-339), and its
+    fails (``batch_fast_job_selection``, ``solver.py`` 298-345), and its
     admission packing take the latest terms with room, most GPUs and least
     slack first: the same here for the terms after the first (term 0, the
     current one, stays as selected). Terms ``k < due[j]`` are in job ``j``'s
