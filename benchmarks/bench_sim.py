@@ -80,7 +80,12 @@ def cases(sets: list[str], traces: Path) -> list[Case]:
             out += [Case(name, p, RunConfig(p, mix2)) for p in BASELINES]
         elif name == "chronus":
             for c in PAPERS["chronus"].configs(quick=False, traces=traces):
-                if c.policy == "chronus" and Path(c.workload.path or "").stem.endswith("MIX2"):
+                # The full P_MIX2 itself (the paper's grid also scales its density).
+                if (
+                    c.policy == "chronus"
+                    and Path(c.workload.path or "").stem.endswith("MIX2")
+                    and getattr(c.workload, "density", 1.0) == 1.0
+                ):
                     out.append(
                         Case(
                             name, "chronus", c, f"authors' simulator: {CHRONUS_ARTIFACT_CPU:,.0f} s"

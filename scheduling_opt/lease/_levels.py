@@ -10,6 +10,7 @@ one LP for the duals.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import TYPE_CHECKING
 
@@ -18,8 +19,8 @@ from numpy.typing import NDArray
 
 from scheduling_opt.errors import SolverError
 from scheduling_opt.exact import stdout_to_stderr
-from scheduling_opt.lease._highs import highs, matrix
-from scheduling_opt.lease.formulation import Model, Row
+from scheduling_opt.lease._highs import highs
+from scheduling_opt.lease.formulation import LevelEntries, Model, Row
 from scheduling_opt.solution import Status
 
 if TYPE_CHECKING:
@@ -54,8 +55,10 @@ class Levels:
         self.position = np.full(relaxed.lay.size, -1, dtype=np.int64)
         self.position[self.cols] = np.arange(len(self.cols))
         ub = relaxed.ub
-        # Rows only over level columns; the term columns (fixed at 0) drop out.
-        self.rows = [self.compact(row) for row in relaxed.rows]
+        # Rows only over level columns; the term columns (fixed at 0) drop out:
+        # every row compacted at once, as COO entries (the matrix of the rows
+        # that :meth:`compact` gives one by one, tests/lease/test_levels_matrix.py).
+        self.base = relaxed.entries if relaxed.entries is not None else self._entries(relaxed.rows)
         self.c = relaxed.c[self.cols]
         self.ub = ub[self.cols]
         # Each job's level columns (in level order) as positions among ``cols``.
@@ -82,6 +85,51 @@ class Levels:
                 raise SolverError("a levels row holds a free term column")
             coefs = [c for c, k in zip(coefs, keep.tolist(), strict=True) if k]
         return (pos[keep].tolist(), list(coefs), lo, hi)
+
+    def _entries(self, rows: list[Row]) -> LevelEntries:
+        """The rows over the level columns as (row, column, value) entries and bounds.
+
+        :meth:`compact` of every row, vectorized over all of them (the rows
+        in order, each row's entries in its order): O(nnz) numpy work.
+        """
+        lengths = np.array([len(cols) for cols, _, _, _ in rows], dtype=np.int64)
+        if any(len(cols) != len(coefs) for cols, coefs, _, _ in rows):
+            raise ValueError("a row needs one coefficient per column")
+        total = int(lengths.sum())
+        cols = np.fromiter(
+            itertools.chain.from_iterable(row[0] for row in rows), dtype=np.int64, count=total
+        )
+        coefs = np.fromiter(
+            itertools.chain.from_iterable(row[1] for row in rows), dtype=np.float64, count=total
+        )
+        pos = self.position[cols]
+        keep = pos >= 0
+        if not keep.all() and (self.full.ub[cols[~keep]] != 0.0).any():
+            raise SolverError("a levels row holds a free term column")
+        which = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+        lo = np.array([row[2] for row in rows], dtype=float)
+        hi = np.array([row[3] for row in rows], dtype=float)
+        return which[keep], pos[keep], coefs[keep], lo, hi
+
+    def matrix(self, cuts: list[Row]) -> tuple[csr_array, NDArray[np.float64], NDArray[np.float64]]:
+        """The base rows and ``cuts`` over the level columns: ``matrix`` of their compacted rows.
+
+        The same COO entries in the same order as
+        :func:`~scheduling_opt.lease._highs.matrix` over ``[compact(r) for
+        r in rows + cuts]``, so HiGHS receives the same matrix.
+        """
+        from scipy.sparse import coo_array
+
+        which, cols, vals, lo, hi = self.base
+        if cuts:
+            extra = self._entries(cuts)
+            which = np.concatenate([which, extra[0] + len(lo)])
+            cols = np.concatenate([cols, extra[1]])
+            vals = np.concatenate([vals, extra[2]])
+            lo = np.concatenate([lo, extra[3]])
+            hi = np.concatenate([hi, extra[4]])
+        a = coo_array((vals, (which, cols)), shape=(len(lo), len(self.cols))).tocsr()
+        return a, lo, hi
 
     def expand(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         out = np.zeros(self.full.lay.size)
@@ -126,7 +174,7 @@ class Levels:
             from scipy.optimize import linprog
             from scipy.sparse import vstack
 
-            a, lo, hi = matrix(self.rows, len(self.cols))
+            a, lo, hi = self.matrix([])
             up, dn = np.isfinite(hi), np.isfinite(lo)
             a_ub = vstack([a[up], -a[dn]]).tocsr()
             b_ub = np.concatenate([hi[up], -lo[dn]])
@@ -158,8 +206,7 @@ class Levels:
         Otherwise the model without fixing decides.
         """
         start = time.perf_counter()
-        rows = self.rows + [self.compact(cut) for cut in cuts]
-        a, lo, hi = matrix(rows, len(self.cols))
+        a, lo, hi = self.matrix(cuts)
         if not cuts and floor is None:
             evident = self.evident(a, lo, hi)
             if evident is not None:

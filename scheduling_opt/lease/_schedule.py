@@ -9,6 +9,7 @@ into the public :class:`~scheduling_opt.lease.model.LeaseDecision` once, in
 from __future__ import annotations
 
 import bisect
+import itertools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,12 +45,24 @@ class Schedule:
 
 
 def load_of(inp: LeaseInput, terms: Sequence[Sequence[int]]) -> NDArray[np.int64]:
-    """GPUs held in each term 0..horizon-1 (a term a job lists twice counts once)."""
-    load = [0] * max(inp.horizon, 1)
-    for gpus, held in zip(inp.gpus.tolist(), terms, strict=True):
-        for k in held if len(set(held)) == len(held) else set(held):
-            load[k] += gpus
-    return np.array(load, dtype=np.int64)
+    """GPUs held in each term 0..horizon-1 (a term a job lists twice counts once).
+
+    One (job, term) table filled by numpy (a repeated term lands on the same
+    cell) and one product with the GPUs: O(N H) vectorized work.
+    """
+    return np.asarray(inp.gpus @ _table(inp, terms), dtype=np.int64)
+
+
+def _table(inp: LeaseInput, terms: Sequence[Sequence[int]]) -> NDArray[np.bool_]:
+    """held[i, k]: job i holds term k (0 <= k < max(horizon, 1))."""
+    counts = [len(held) for held in terms]
+    if len(counts) != len(inp.lease_jobs):
+        raise ValueError("one list of terms per job")
+    table = np.zeros((len(counts), max(inp.horizon, 1)), dtype=np.bool_)
+    if sum(counts):
+        flat = np.array(list(itertools.chain.from_iterable(terms)), dtype=np.int64)
+        table[np.repeat(np.arange(len(counts)), counts), flat] = True
+    return table
 
 
 def relevel(inp: LeaseInput, terms: Sequence[Sequence[int]]) -> Schedule:
@@ -62,7 +75,12 @@ def relevel(inp: LeaseInput, terms: Sequence[Sequence[int]]) -> Schedule:
             out.append(())
             continue
         ordered = tuple(sorted(held))
-        pos = job.level_for(ordered[-1])
+        last = ordered[-1]
+        pos = None
+        for p, level in enumerate(job.levels):  # LeaseJob.level_for, inlined (hot)
+            if last < level.due:
+                pos = p
+                break
         levels.append(pos)
         out.append(ordered if pos is not None else ())
     return Schedule(tuple(levels), tuple(out))
@@ -76,48 +94,51 @@ def compact(inp: LeaseInput, schedule: Schedule) -> Schedule:
 
     For each term k in order, each selected job (earliest level due first,
     then id) whose last term lies after k and that does not hold k moves
-    its last term to k if k has room. A job whose last term is at or before
-    k never moves again (its last term only moves earlier), so it leaves the
-    scan for good, and a term without room for the smallest job left is
-    skipped whole: O(H N) in the worst case, far less on a full or short
-    schedule (the same moves as the plain scan over every job and term).
+    its last term to k if k has room. Per term, the jobs that could move
+    there (last term after k, k not held, GPUs within the room) are found
+    with one numpy pass over a (term, job) table of the held terms, and
+    only they are visited in order, each taking room until none is left
+    for the smallest job: O(H N) vectorized work plus O(moves) in Python
+    (the same moves as the plain scan over every job and term, kept in
+    tests/lease/_schedule_reference.py).
     """
     jobs = inp.lease_jobs
     held = [list(t) for t in schedule.terms]
-    load = load_of(inp, held).tolist()
-    capacity = inp.capacity
     order = sorted(
         (i for i, pos in enumerate(schedule.levels) if pos is not None),
         key=lambda i: (jobs[i].levels[schedule.levels[i] or 0].due, jobs[i].id),
     )
-    gpus = [job.gpus for job in jobs]
-    holds = [set(t) for t in held]
-    active = order
-    drop = -1  # the first k at which some active job's last term is <= k
-    smallest = 0
-    for k in range(inp.horizon):
-        if k >= drop:
-            active = [i for i in active if held[i][-1] > k]
-            if not active:
-                break
-            drop = min(held[i][-1] for i in active)
-            smallest = min(gpus[i] for i in active)
+    if not order or inp.horizon == 0:
+        return relevel(inp, held)
+    table = _table(inp, held)
+    load = (inp.gpus @ table).tolist()
+    capacity = inp.capacity
+    horizon = inp.horizon
+    gpus = [jobs[i].gpus for i in order]
+    smallest = min(gpus)
+    g_arr = np.array(gpus, dtype=np.int64)
+    terms_of = [held[i] for i in order]
+    last = np.array([t[-1] for t in terms_of], dtype=np.int64)
+    # holds[k, j]: the j-th job of ``order`` holds term k (as a set per job would say).
+    holds = np.ascontiguousarray(table[order].T)
+    for k in range(min(horizon, int(last.max()))):
         room = capacity - load[k]
         if room < smallest:
             continue
-        for i in active:
-            g = gpus[i]
-            if g > room or k in holds[i]:
+        movers = np.flatnonzero((last > k) & (g_arr <= room) & ~holds[k])
+        for j in movers.tolist():
+            g = gpus[j]
+            if g > room:
                 continue
-            terms = held[i]
-            last = terms.pop()
-            holds[i].discard(last)
-            load[last] -= g
-            bisect.insort(terms, k)
-            holds[i].add(k)
+            terms = terms_of[j]
+            moved = terms.pop()
+            holds[moved, j] = False
+            load[moved] -= g
+            bisect.insort(terms, k)  # holds[k] is not read again: left as it is
+            last[j] = terms[-1]
             room -= g
-            if terms[-1] < drop:
-                drop = terms[-1]
+            if room < smallest:
+                break
     return relevel(inp, held)
 
 
@@ -140,9 +161,18 @@ def finish(
     *,
     bound: float | None = None,
     message: str = "",
+    compacted: bool = False,
 ) -> Solution[LeaseDecision]:
-    """The solution of a schedule (None: no answer), compacted towards now."""
-    decision = None if schedule is None else decision_of(inp, compact(inp, schedule))
+    """The solution of a schedule (None: no answer), compacted towards now.
+
+    ``compacted``: the schedule is :func:`compact`'s output already (the
+    greedy's), and compacting it again would move nothing (a term that kept
+    room after its pass takes no job in a second one:
+    tests/lease/test_schedule_equivalence.py), so it is not repeated.
+    """
+    if schedule is not None and not compacted:
+        schedule = compact(inp, schedule)
+    decision = None if schedule is None else decision_of(inp, schedule)
     return Solution(
         status=status,
         objective=None if decision is None else decision.reward,
@@ -211,16 +241,22 @@ def fit(
 
 
 def heuristic_solution(
-    inp: LeaseInput, schedule: Schedule, start: float, *, bound: float | None = None
+    inp: LeaseInput,
+    schedule: Schedule,
+    start: float,
+    *,
+    bound: float | None = None,
+    compacted: bool = False,
 ) -> Solution[LeaseDecision]:
     """A heuristic's answer; under ``require_all`` an incomplete one is no answer.
 
     A heuristic proves nothing: when it cannot give every job a level it
     returns no answer with status ``time_limit`` ("stopped without a proof");
     ``infeasible`` only when some job alone cannot meet any deadline.
+    ``compacted``: as :func:`finish`.
     """
     if inp.require_all and inp.hopeless:
         return finish(inp, None, Status.INFEASIBLE, start, message="a job cannot meet any deadline")
     if inp.require_all and not schedule.complete():
         return finish(inp, None, Status.TIME_LIMIT, start, bound=bound, message="incomplete")
-    return finish(inp, schedule, Status.FEASIBLE, start, bound=bound)
+    return finish(inp, schedule, Status.FEASIBLE, start, bound=bound, compacted=compacted)

@@ -19,7 +19,7 @@ from scheduling_opt.lease._schedule import finish
 from scheduling_opt.lease.edf import edf
 from scheduling_opt.lease.exact import exact
 from scheduling_opt.lease.formulation import ModelConfig
-from scheduling_opt.lease.greedy import greedy_schedule
+from scheduling_opt.lease.greedy import complete_greedy
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput, round_up_gpus
 from scheduling_opt.model import Job
 from scheduling_opt.solution import Solution, Status, time_limit_of
@@ -139,9 +139,9 @@ def admit_jobs(
         )
     if inp.hopeless:
         return Admission(False, Status.INFEASIBLE, None, time.perf_counter() - start)
-    found = greedy_schedule(inp)
-    if found.complete():
-        result = finish(inp, found, Status.FEASIBLE, start)
+    found = complete_greedy(inp)
+    if found is not None:
+        result = finish(inp, found, Status.FEASIBLE, start, compacted=True)
         return Admission(True, Status.FEASIBLE, result, result.seconds)
     by_edf = edf(inp)
     if by_edf.decision is not None:

@@ -39,7 +39,15 @@ from scheduling_opt.lease.greedy import Hint, greedy_schedule, repair
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
 from scheduling_opt.solution import Solution, Status
 
-__all__ = ["ExactOutcome", "Model", "ModelConfig", "build", "build_levels", "model_size"]
+__all__ = [
+    "ExactOutcome",
+    "LevelEntries",
+    "Model",
+    "ModelConfig",
+    "build",
+    "build_levels",
+    "model_size",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,15 +193,33 @@ def _symmetry_rows(inp: LeaseInput, lay: Layout, cfg: ModelConfig) -> list[Row]:
     return rows
 
 
+#: Rows over the level columns only, as COO entries: (row, position among the
+#: level columns in layout order, value) and the rows' lower and upper bounds.
+LevelEntries = tuple[
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.float64],
+]
+
+
 @dataclass(frozen=True, slots=True)
 class Model:
-    """The built model: blocks, variable layout, rows, objective ``c`` and upper bounds ``ub``."""
+    """The built model: blocks, variable layout, rows, objective ``c`` and upper bounds ``ub``.
+
+    ``entries``: ``rows`` as :data:`LevelEntries`, when they hold level
+    columns only and the builder computed them with numpy
+    (:func:`build_levels`); the levels stage then reads them instead of
+    converting the rows (tests/lease/test_levels_matrix.py: the same matrix).
+    """
 
     blocks: Blocks
     lay: Layout
     rows: list[Row]
     c: NDArray[np.float64]
     ub: NDArray[np.float64]
+    entries: LevelEntries | None = field(default=None, compare=False, repr=False)
 
     def schedule(self, inp: LeaseInput, values: Sequence[float]) -> Schedule:
         """Terms from a solution vector: a block's count becomes its first terms."""
@@ -240,28 +266,39 @@ def build(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
     return Model(blocks, lay, _rows(inp, blocks, lay, config), c, ub)
 
 
-def _energy_rows(inp: LeaseInput, lay: Layout) -> list[Row]:
+def _energy_rows(inp: LeaseInput, lay: Layout) -> tuple[list[Row], LevelEntries]:
     """Per t = 1..H: sum_{i,p} G_i max(0, RL_i - max(0, DL_p - t)) s[i,p] <= M t.
 
-    Columns in job, then level order; vectorized over the (job, level)
-    entries per t: O(H N P) numpy work.
+    Columns in job, then level order; one (t, entry) table in numpy: O(H N P)
+    vectorized work. Also the rows as :data:`LevelEntries` (positions: the
+    entries' order among the level columns).
     """
-    rows: list[Row] = []
     inf = float("inf")
     cols = [v for s in lay.s for v in s]
-    if not cols:
-        return rows
     col = np.array(cols, dtype=np.int64)
     gpus = np.array([job.gpus for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
     terms = np.array([job.terms for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
     due = np.array([lv.due for job in inp.lease_jobs for lv in job.levels], dtype=np.int64)
-    for t in range(1, inp.horizon + 1):
-        must = terms - np.maximum(0, due - t)
-        keep = must > 0
-        if keep.any():
-            coefs = (gpus[keep] * must[keep]).astype(np.float64)
-            rows.append((col[keep].tolist(), coefs.tolist(), -inf, float(inp.capacity * t)))
-    return rows
+    t = np.arange(1, inp.horizon + 1, dtype=np.int64)
+    must = terms[None, :] - np.maximum(0, due[None, :] - t[:, None])
+    keep = must > 0
+    present = keep.any(axis=1) if cols else np.zeros(len(t), dtype=np.bool_)
+    which, pos = np.nonzero(keep[present])
+    coefs = (gpus[pos] * must[present][which, pos]).astype(np.float64)
+    hi = (inp.capacity * t[present]).astype(np.float64)
+    counts = np.bincount(which, minlength=len(hi))
+    bounds = np.cumsum(counts)[:-1].tolist() if len(hi) else []
+    rows: list[Row] = (
+        [
+            (c.tolist(), v.tolist(), -inf, h)
+            for c, v, h in zip(
+                np.split(col[pos], bounds), np.split(coefs, bounds), hi.tolist(), strict=True
+            )
+        ]
+        if len(hi)
+        else []
+    )
+    return rows, (which, pos, coefs, np.full(len(hi), -inf), hi)
 
 
 def build_levels(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
@@ -289,7 +326,7 @@ def build_levels(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
     # symmetry rows (every other row holds a term column).
     rows = [_choice_row(inp, s) for s in lay.s if s]
     rows += _symmetry_rows(inp, lay, config)
-    rows += _energy_rows(inp, lay)
+    energy, entries = _energy_rows(inp, lay)
     c = np.zeros(lay.size)
     ub = np.zeros(lay.size)
     for job, s in zip(inp.lease_jobs, lay.s, strict=True):
@@ -297,7 +334,25 @@ def build_levels(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
             ub[v] = 1.0
             if not config.feasibility:
                 c[v] = lv.reward
-    return Model(blocks, lay, rows, c, ub)
+    return Model(blocks, lay, rows + energy, c, ub, _level_entries(lay, rows, entries))
+
+
+def _level_entries(lay: Layout, head: list[Row], energy: LevelEntries) -> LevelEntries:
+    """The choice and symmetry rows (``head``) then the energy rows as :data:`LevelEntries`."""
+    position: dict[int, int] = {}
+    for s in lay.s:
+        for v in s:
+            position[v] = len(position)
+    which = [r for r, (cols, _, _, _) in enumerate(head) for _ in cols]
+    pos = [position[v] for cols, _, _, _ in head for v in cols]
+    vals = [x for _, coefs, _, _ in head for x in coefs]
+    return (
+        np.concatenate([np.array(which, dtype=np.int64), energy[0] + len(head)]),
+        np.concatenate([np.array(pos, dtype=np.int64), energy[1]]),
+        np.concatenate([np.array(vals, dtype=np.float64), energy[2]]),
+        np.concatenate([np.array([row[2] for row in head], dtype=float), energy[3]]),
+        np.concatenate([np.array([row[3] for row in head], dtype=float), energy[4]]),
+    )
 
 
 def model_size(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> tuple[int, int]:

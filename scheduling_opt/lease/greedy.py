@@ -103,12 +103,66 @@ def _better(inp: LeaseInput, a: Schedule, b: Schedule) -> bool:
 
 def greedy_schedule(inp: LeaseInput, start: Sequence[Sequence[int]] | None = None) -> Schedule:
     """The best of the three orders' as-late-as-possible schedules, compacted."""
-    best: Schedule | None = None
-    for order in (density_order, deadline_order, slack_order):
-        schedule = compact(inp, relevel(inp, place(inp, order(inp), start=start)))
-        if best is None or _better(inp, schedule, best):
-            best = schedule
+    best = _greedy(inp, start, complete_only=False)
     assert best is not None
+    return best
+
+
+def complete_greedy(inp: LeaseInput) -> Schedule | None:
+    """:func:`greedy_schedule` when it gives every job a level, else None (admission's question).
+
+    An incomplete schedule is never compacted here: compaction keeps every
+    level it is given and gives none to a rejected job, so it cannot make
+    a schedule complete, and under ``require_all`` a complete schedule
+    beats every incomplete one (:func:`_better`). The answer is
+    :func:`greedy_schedule`'s, for less work when some order fails
+    (tests/lease/test_schedule_equivalence.py). O(N log N + N P H).
+
+    Parameters
+    ----------
+    inp : LeaseInput
+        The jobs, M and T_l.
+
+    Returns
+    -------
+    Schedule or None
+        The greedy's (compacted) schedule if every job meets a deadline in it.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Job, RewardStep
+    >>> jobs = [Job(j, 4, 4, 1200.0, deadlines=(RewardStep(2400.0, 1),)) for j in "abc"]
+    >>> complete_greedy(LeaseInput(jobs[:2], 4, 1200.0)).terms  # a placed late, b before it
+    ((1,), (0,))
+    >>> complete_greedy(LeaseInput(jobs, 4, 1200.0)) is None
+    True
+    """
+    return _greedy(inp, None, complete_only=True)
+
+
+def _greedy(
+    inp: LeaseInput, start: Sequence[Sequence[int]] | None, *, complete_only: bool
+) -> Schedule | None:
+    best: Schedule | None = None
+    settled = False  # best is compacted (else compacting it changes no level)
+    for order in (density_order, deadline_order, slack_order):
+        raw = relevel(inp, place(inp, order(inp), start=start))
+        if not raw.complete() and (
+            complete_only or (inp.require_all and best is not None and best.complete())
+        ):
+            # Compaction keeps (in)completeness, and under require_all an
+            # incomplete schedule never beats a complete one: skip its compaction.
+            continue
+        # Compaction only moves terms earlier, so a job at its first level
+        # stays there and a rejected one stays rejected: when every job is
+        # so, the compacted schedule has raw's levels and reward, and it is
+        # compacted only if it wins.
+        lazy = all(pos is None or pos == 0 for pos in raw.levels)
+        schedule = raw if lazy else compact(inp, raw)
+        if best is None or _better(inp, schedule, best):
+            best, settled = schedule, not lazy
+    if best is not None and not settled:
+        best = compact(inp, best)
     return best
 
 
@@ -195,4 +249,4 @@ def greedy(
     """
     start = time.perf_counter()
     schedule = greedy_schedule(inp) if hint is None else repair(inp, hint)
-    return heuristic_solution(inp, schedule, start)
+    return heuristic_solution(inp, schedule, start, compacted=True)

@@ -302,11 +302,23 @@ def _replay(
     for i, (g, rl, _) in enumerate(jobs):
         if rl > 0:
             of_cls[cls_of[g]].append(i)
+    # Per size, the released jobs with work left (released at tau = horizon - DL),
+    # kept in index order: the same set the scan of every job of the size found.
+    by_release: list[list[int]] = [[] for _ in range(horizon)]
+    for members in of_cls:
+        for i in members:
+            by_release[horizon - jobs[i][2]].append(i)
+    ready_of: list[list[int]] = [[] for _ in sizes]
     for tau in range(horizon):
+        for i in by_release[tau]:
+            ready_of[cls_of[jobs[i][0]]].append(i)
         for c, k in enumerate(choice[tau]):
-            ready = [i for i in of_cls[c] if left[i] > 0 and horizon - jobs[i][2] <= tau]
-            ready.sort(key=lambda i: (-left[i], i))
+            if k == 0:
+                continue
+            ready = sorted(ready_of[c], key=lambda i: (-left[i], i))
             for i in ready[:k]:
                 left[i] -= 1
                 terms[i].append(horizon - 1 - tau)
+            if any(left[i] == 0 for i in ready[:k]):
+                ready_of[c] = [i for i in ready_of[c] if left[i] > 0]
     return [sorted(t) for t in terms]

@@ -65,6 +65,19 @@ def sorted_items(inp: Mckp) -> tuple[IntArray, IntArray]:
     group = np.repeat(np.arange(n, dtype=np.int64), inp.sizes())[idx]
     if len(idx) == 0:
         return idx.astype(np.int64), group
+    m = len(idx)
+    if n * (cap + 1) * m < 2**62:
+        # The position packed under the (group, weight) key: sorting the values
+        # (no argsort, no stable merge) gives the stable order, ties by position.
+        packed = np.sort((group * (cap + 1) + w_all[idx]) * m + np.arange(m))
+        perm = packed % m
+        key = packed // m
+        idx, group = idx[perm], group[perm]
+        new_run = np.ones(m, bool)
+        np.not_equal(key[1:], key[:-1], out=new_run[1:])
+        if new_run.all():  # no two items of a group weigh the same: every one stays
+            return idx, group
+        return _best_of_runs(idx, group, v_all[idx], new_run)
     w, v = w_all[idx], v_all[idx]
     if n * (cap + 1) < 2**62:
         # One integer key sorts faster than a lexsort; stable keeps index order.
@@ -77,13 +90,31 @@ def sorted_items(inp: Mckp) -> tuple[IntArray, IntArray]:
         idx, group, w, v = idx[perm], group[perm], w[perm], v[perm]
     new_run = np.ones(len(idx), bool)
     new_run[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
-    run = np.cumsum(new_run) - 1
-    best = np.maximum.reduceat(v, np.flatnonzero(new_run))
-    cand = np.flatnonzero(v == best[run])
+    return _best_of_runs(idx, group, v, new_run)
+
+
+def _best_of_runs(
+    idx: IntArray, group: IntArray, v: FloatArray, new_run: NDArray[np.bool_]
+) -> tuple[IntArray, IntArray]:
+    """Of each run of equal (group, weight) items, the most valuable, then the first.
+
+    An item alone in its run stays; the choice runs over the items of longer
+    runs only (usually a small part).
+    """
+    alone = new_run.copy()
+    alone[:-1] &= new_run[1:]
+    multi = np.flatnonzero(~alone)
+    if len(multi) == 0:
+        return idx, group
+    starts = new_run[multi]
+    run = np.cumsum(starts) - 1
+    vm = v[multi]
+    best = np.maximum.reduceat(vm, np.flatnonzero(starts))
+    cand = np.flatnonzero(vm == best[run])
     first = np.ones(len(cand), bool)
     first[1:] = run[cand[1:]] != run[cand[:-1]]
-    keep = cand[first]
-    return idx[keep], group[keep]
+    alone[multi[cand[first]]] = True
+    return idx[alone], group[alone]
 
 
 def segment_starts(group: IntArray, n: int) -> IntArray:

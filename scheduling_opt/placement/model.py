@@ -147,6 +147,44 @@ class PlacementInput:
         set_(self, "models", MappingProxyType(model_of))
         self._flatten([j for j in jobs if j.id not in placed], by_id, count_of, model_of)
 
+    @classmethod
+    def _trusted(
+        cls,
+        cluster: Cluster,
+        jobs: tuple[Job, ...],
+        placement: Placement,
+        models: dict[str, str],
+        speed: SpeedModel,
+        search_space: int,
+    ) -> PlacementInput:
+        """An input from values the caller already checked, skipping the input checks.
+
+        The caller guarantees what ``__post_init__`` checks: jobs with
+        unique ids and no GPU type, a placement of those jobs within the
+        servers (every job placed whole), models known to ``speed``, no
+        ``workers``, an int ``search_space`` >= 1. Equal, field for field,
+        to the public constructor's input. For the simulator's Chronus
+        placement, which builds such an input at every scheduling event
+        (about 10,000 per full trace); users build inputs the public way.
+        O(the flattening).
+        """
+        out = object.__new__(cls)
+        set_ = object.__setattr__
+        for name, value in (
+            ("cluster", cluster),
+            ("jobs", jobs),
+            ("placement", placement),
+            ("workers", MappingProxyType({})),
+            ("models", MappingProxyType(models)),
+            ("speed", speed),
+            ("search_space", search_space),
+        ):
+            set_(out, name, value)
+        by_id = {job.id: job for job in jobs}
+        placed = set(placement.jobs())
+        out._flatten([j for j in jobs if j.id not in placed], by_id, {}, models)
+        return out
+
     def _flatten(
         self,
         todo: list[Job],

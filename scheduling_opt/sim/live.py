@@ -152,8 +152,8 @@ class ClusterState:
 
         ``gpus``: the exact GPUs (checked by the caller); None: the default
         choice of :meth:`~scheduling_opt.sim.sharing.Sharing.pick`.
-        ``start``: a start from pending (it owes the start overhead), not a
-        resize.
+        ``start``: a start that owes the start overhead (not a resize, nor a
+        start named in ``Decision.free_starts``).
         """
         now = self.now
         st.placement = placement
@@ -316,6 +316,12 @@ class ClusterState:
             self._fits(st, placement, "resize", self.freemap)
             self.freemap.take(placement)
             self.launch(st, placement, resumed=True, start=False)
+        free = decision.free_starts
+        if free:
+            started = {index for index, _ in decision.starts}
+            for index in free:
+                if index not in started:
+                    raise self.fail(self._job(index, "free_starts"), "free_starts: not started")
         for index, placement in decision.starts:
             st = self._job(index, "start")
             why = start_error(st, "started")
@@ -325,7 +331,8 @@ class ClusterState:
             chosen = self._gpus(st, EXCLUSIVE, placement, exact)
             self.freemap.take(placement)
             del self.pending[st.index]
-            self.launch(st, placement, resumed=st.first_start == st.first_start, gpus=chosen)
+            resumed = st.first_start == st.first_start
+            self.launch(st, placement, resumed, gpus=chosen, start=not (free and index in free))
         for index, placement in decision.share:
             st = self._job(index, "share")
             why = start_error(st, "shared")

@@ -73,6 +73,11 @@ class Decision:
     #: Exact GPUs ``(job index, ((server, GPU index), ...))`` for jobs started
     #: or shared by this decision (default: the engine's choice, sim/sharing.py).
     gpus: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = ()
+    #: Indices of jobs in ``starts`` whose start owes no start overhead
+    #: (``EngineParams.start_overhead``): the Chronus artifact charges its
+    #: resume overhead only to the starts its 5-minute pass and its lease
+    #: terms make, not to those of its odd-minute fill (docs/simulation.md).
+    free_starts: tuple[int, ...] = ()
 
 
 #: The decision that changes nothing.

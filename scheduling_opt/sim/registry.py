@@ -150,6 +150,8 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "selection",
             "queue",
             "force_short",
+            "fill_overhead",
+            "cache_layout",
         )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)

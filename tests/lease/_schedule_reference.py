@@ -1,7 +1,8 @@
-"""``compact``, ``load_of`` and the greedy's ``place`` as they were before issue 25's speed-up: the reference.
+"""``compact``, ``load_of``, the greedy's ``place`` and ``greedy_schedule`` as they were before issue 25's speed-up: the reference.
 
 tests/lease/test_schedule_equivalence.py proves that the faster versions in
-:mod:`scheduling_opt.lease._schedule` make the same moves.
+:mod:`scheduling_opt.lease._schedule` and :mod:`scheduling_opt.lease.greedy`
+make the same moves and choices.
 """
 
 from __future__ import annotations
@@ -61,3 +62,23 @@ def place(
                 held[i] = [int(k) for k in pick]
                 break
     return held
+
+
+def greedy_schedule(inp: LeaseInput) -> Schedule:
+    """Every order's schedule compacted, the best kept (complete first under require_all)."""
+    from scheduling_opt.lease.greedy import deadline_order, density_order, slack_order
+
+    best: Schedule | None = None
+    for order in (density_order, deadline_order, slack_order):
+        schedule = compact(inp, relevel(inp, place(inp, order(inp))))
+        if best is None:
+            best = schedule
+            continue
+        if inp.require_all and schedule.complete() != best.complete():
+            better = schedule.complete()
+        else:
+            better = schedule.reward(inp) > best.reward(inp) + 1e-9
+        if better:
+            best = schedule
+    assert best is not None
+    return best

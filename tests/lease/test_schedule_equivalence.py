@@ -1,4 +1,4 @@
-"""The faster ``compact``, ``load_of`` and ``place`` equal the former ones (issue 25).
+"""The faster ``compact``, ``load_of``, ``place`` and greedy equal the former ones (issue 25).
 
 Reference: the former code (tests/lease/_schedule_reference.py). Schedules:
 the greedy's uncompacted placements on generated inputs (the ones
@@ -12,8 +12,16 @@ import numpy as np
 import pytest
 
 from scheduling_opt.lease._schedule import compact, load_of, relevel
-from scheduling_opt.lease.greedy import deadline_order, density_order, place, slack_order
+from scheduling_opt.lease.greedy import (
+    complete_greedy,
+    deadline_order,
+    density_order,
+    greedy_schedule,
+    place,
+    slack_order,
+)
 from scheduling_opt.lease.io import generate_lease, read
+from scheduling_opt.lease.model import LeaseInput
 
 from . import _schedule_reference as ref
 
@@ -48,3 +56,52 @@ def test_compact_makes_the_former_moves(seed: int) -> None:
         assert np.array_equal(load_of(inp, schedule.terms), ref.load_of(inp, schedule.terms))
     twice = [list(t) + list(t[:1]) for t in schedules[-1].terms]  # a term listed twice
     assert np.array_equal(load_of(inp, twice), ref.load_of(inp, twice))
+
+
+def _inputs(seed: int) -> list[LeaseInput]:
+    """A generated input at a random pressure, as given and with every job required."""
+    rng = np.random.default_rng(100 + seed)
+    servers, jobs = [(2, 8), (5, 30), (12, 90), (20, 200)][seed % 4]
+    inp = read(generate_lease(servers, jobs, seed, pressure=float(rng.uniform(0.5, 4.0))))
+    required = LeaseInput(
+        inp.jobs,
+        inp.capacity,
+        inp.lease_length,
+        require_all=True,
+        round_up=inp.round_up,
+        max_terms=inp.max_terms,
+    )
+    return [inp, required]
+
+
+def test_greedy_makes_the_former_choice() -> None:
+    """The greedy skips compacting schedules that cannot win: the same schedule as before."""
+    outcomes = set()
+    for seed in range(12):
+        for inp in _inputs(seed):
+            # Jobs no schedule serves left out too (with one, require_all is hopeless).
+            kept = [job for job, lj in zip(inp.jobs, inp.lease_jobs, strict=True) if lj.levels]
+            for jobs in (inp.jobs, kept[: len(kept) // 2], kept):
+                sub = LeaseInput(
+                    jobs,
+                    inp.capacity,
+                    inp.lease_length,
+                    require_all=inp.require_all,
+                    round_up=inp.round_up,
+                    max_terms=inp.max_terms,
+                )
+                expected = ref.greedy_schedule(sub)
+                assert greedy_schedule(sub) == expected
+                got = complete_greedy(sub)
+                assert got == (expected if expected.complete() else None)
+                outcomes.add((sub.require_all, got is None))
+    assert len(outcomes) == 4  # complete and not, with and without require_all
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compacting_twice_moves_nothing(seed: int) -> None:
+    """What lets ``finish`` skip compacting the greedy's (compacted) schedule again."""
+    for inp in _inputs(seed):
+        for order in (density_order, deadline_order, slack_order):
+            once = ref.compact(inp, relevel(inp, place(inp, order(inp))))
+            assert ref.compact(inp, once) == once

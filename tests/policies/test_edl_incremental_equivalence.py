@@ -16,10 +16,12 @@ crossings timed by the heap, preemptions and follow-up calls.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
-from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias, _Sums
 from scheduling_opt.sim.policy import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload, bundled
@@ -112,3 +114,19 @@ def test_excerpt_day_decides_as_the_rebuild(elastic: bool) -> None:
     assert len(fast[0]) > 500  # type: ignore[arg-type]  # a busy day's worth of calls
     assert not isinstance(fast[1], str), fast[1]
     assert fast == reference
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5000), st.integers(-8, 8)), max_size=60),
+    st.lists(st.integers(0, 6000), min_size=1, max_size=10),
+)
+def test_queue_sums_equal_a_plain_sum(adds: list[tuple[int, int]], queries: list[int]) -> None:
+    # The plan's range sums of running workers (a Fenwick tree that doubles
+    # from 1,024 indices) against the sum of a plain list.
+    sums, plain = _Sums(), [0] * 6001
+    for i, delta in adds:
+        sums.add(i, delta)
+        plain[i] += delta
+        for x in queries:
+            assert sums.below(x) == sum(plain[:x])

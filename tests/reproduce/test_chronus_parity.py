@@ -102,13 +102,13 @@ def test_pool_placement_never_leaves_a_job_waiting_while_gpus_are_free(placement
 
 
 def _artifact(**options: object) -> Chronus:
+    settings: dict[str, object] = {"admission_check": "reserved", **options}
     return Chronus(
         mode="greedy",
         placement="pool",
         placement_table=False,
-        admission_check="reserved",
         queue="artifact",
-        **options,  # type: ignore[arg-type]
+        **settings,  # type: ignore[arg-type]
     )
 
 
@@ -165,3 +165,108 @@ def test_terms_lie_late_while_an_unguaranteed_job_waits() -> None:
     early = _run(jobs, _artifact())
     assert (late["U"], late["U2"], late["A"]) == ((0.0, 20.0, 0), (20.0, 40.0, 0), (40.0, 60.0, 0))
     assert (early["A"], early["U2"]) == ((20.0, 40.0, 0), (40.0, 60.0, 0))
+
+
+def _soft(name: str, gpus: int, work: float, steps: tuple[float, ...]) -> SimJob:
+    deadlines = tuple(zip(steps, (100.0, 50.0, 20.0)[: len(steps)], strict=True))
+    return SimJob(name, 0.0, gpus, work, deadlines=deadlines, job_type="soft")
+
+
+@pytest.mark.parametrize(("soft", "admitted"), [(False, 3), (True, 2)])
+def test_batch_admission_keeps_a_refused_job_in_the_rest_of_its_batch(
+    soft: bool, admitted: int
+) -> None:
+    # One batch at 0; windows count terms from 20. Each job: 8 GPUs, 10 min,
+    # estimate int(10 x 1.1 x 1.1) = 12 -> one term. A due at 60 (window 2),
+    # B at 40 (window 1), C at 40, D at 100 (window 4). Packing, most GPUs, least
+    # slack first, latest terms first: B takes term 0, C finds term 0 full:
+    # refused. A strict C stays in the batch at the window the binary search
+    # finds: 2 fails (B, A take terms 0, 1), 3 packs; D then packs (B 0, A 1,
+    # C 2, D 3): admitted. A soft C stays at its first deadline, where it fails
+    # again: D is refused. The "reserved" check refuses D in both cases.
+    c = _soft("C", 8, 10.0, (40.0, 60.0)) if soft else _slo("C", 8, 10.0, 40.0)
+    jobs = [_slo("A", 8, 10.0, 60.0), _slo("B", 8, 10.0, 40.0), c, _slo("D", 8, 10.0, 100.0)]
+    batch = _artifact(admission_check="batch", estimate="artifact")
+    _run(jobs, batch)
+    assert (batch.counts["admitted"], batch.counts["rejected"]) == (admitted, 4 - admitted)
+    reserved = _artifact(estimate="artifact")
+    _run(jobs, reserved)
+    assert (reserved.counts["admitted"], reserved.counts["rejected"]) == (2, 2)
+
+
+def test_batch_admission_frees_the_terms_of_a_finished_job() -> None:
+    # J (8 GPUs, 2 min, due at 100) is admitted at 0 into its latest term
+    # (window 4: terms 20-100, the last 80-100), runs at once and ends at 2.
+    # K (8 GPUs, 60 min, estimate int(60 x 1.21) = 72 -> 4 terms, due at 100)
+    # arrives at 5: it needs every term of 20-100. The artifact packs the jobs
+    # guaranteed since the last selection again, J no longer among them: K is
+    # admitted. The "reserved" check still holds J's term: K is refused.
+    jobs = [_slo("J", 8, 2.0, 100.0), _slo("K", 8, 60.0, 100.0, submit=5.0)]
+    batch = _artifact(admission_check="batch", estimate="artifact")
+    _run(jobs, batch)
+    assert (batch.counts["admitted"], batch.counts["rejected"]) == (2, 0)
+    reserved = _artifact(estimate="artifact")
+    _run(jobs, reserved)
+    assert (reserved.counts["admitted"], reserved.counts["rejected"]) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("fill_overhead", "ends"), [(False, (109.0, 119.0)), (True, (111.0, 123.0))]
+)
+def test_the_odd_minute_fill_owes_no_start_overhead(
+    fill_overhead: bool, ends: tuple[float, float]
+) -> None:
+    # 8-GPU jobs owe 0.5 x (1 + 3) = 2 minutes a start. x (6 min) starts in the
+    # pass of 0: 0-8. b1 (100 min) and b2 (10 min) arrive at 1; the fill of 9
+    # starts b1 (ascending emergence: -121 x 8 before -12 x 8), free of the
+    # overhead: 9-109; b2 in the fill of 109: 109-119. Charged at every start:
+    # b1 9-111, b2 in the fill of 111: 111-123.
+    jobs = [SimJob("x", 0.0, 8, 6.0), SimJob("b1", 1.0, 8, 100.0), SimJob("b2", 1.0, 8, 10.0)]
+    got = _run(jobs, _artifact(fill_overhead=fill_overhead), start_overhead=0.5)
+    assert got["x"] == (0.0, 8.0, 0)
+    assert (got["b1"][:2], got["b2"][:2]) == ((9.0, ends[0]), (ends[0], ends[1]))
+
+
+def test_the_pass_serves_the_earlier_submission_first_among_equals() -> None:
+    # Two best-effort jobs of 8 GPUs and 10 minutes (the same emergence), e
+    # submitted at 1, l at 3. The pass of 5 starts e (best_func sorts minus the
+    # submit time descending): 5-15; l in the fill of 15: 15-25.
+    jobs = [SimJob("e", 1.0, 8, 10.0), SimJob("l", 3.0, 8, 10.0)]
+    assert _run(jobs, _artifact()) == {"e": (5.0, 15.0, 0), "l": (15.0, 25.0, 0)}
+
+
+@pytest.mark.parametrize(("submit", "guaranteed"), [(12.0, False), (20.0, True)])
+def test_a_forced_job_is_guaranteed_only_if_submitted_in_this_term(
+    submit: float, guaranteed: bool
+) -> None:
+    # y (best effort, 8 GPUs, 100 min) runs from 0. U (4 GPUs, 10 min, due 15
+    # after its submission) is refused (no whole term before its deadline).
+    # Submitted at 12: at the pass of 15 it cannot finish by 20 (10 > 5); at 20
+    # y is released and U forced in: submitted in the last term, it stays
+    # unguaranteed. Submitted at 20: forced in at 20, in this term: guaranteed.
+    u = SimJob("U", submit, 4, 10.0, deadlines=((submit + 15.0, 100.0),), job_type="strict")
+    policy = _artifact(force_short=True, term_release="all")
+    got = _run([SimJob("y", 0.0, 8, 100.0), u], policy)
+    assert got["U"][:2] == (20.0, 30.0)
+    assert (1 in policy.force_accepted) is guaranteed
+
+
+@pytest.mark.parametrize(("layout", "admitted"), [("selected", 1), ("late", 2)])
+def test_late_layout_leaves_the_near_terms_to_new_jobs(layout: str, admitted: int) -> None:
+    # y (best effort, 8 GPUs) runs from 0 (the pass serves best effort before
+    # guaranteed jobs). A (8 GPUs, 30 min: estimate int(30 x 1.21) = 36, two
+    # terms; due at 200) is admitted at 0. At 20 the selection gives A terms
+    # 20-40 and 40-60 (the earliest: "selected"); "late" keeps 20-40 and moves
+    # the other to the last term before 200, 180-200. B (8 GPUs, 10 min: one
+    # term; due at 60) arrives at 25: its one term, 40-60, is A's under
+    # "selected" (refused), free under "late" (admitted).
+    jobs = [
+        SimJob("y", 0.0, 8, 500.0),
+        _slo("A", 8, 30.0, 200.0),
+        _slo("B", 8, 10.0, 60.0, submit=25.0),
+    ]
+    policy = _artifact(
+        admission_check="batch", estimate="artifact", term_release="all", cache_layout=layout
+    )
+    _run(jobs, policy)
+    assert (policy.counts["admitted"], policy.counts["rejected"]) == (admitted, 2 - admitted)

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import pytest
 
-from scheduling_opt.sim import ClusterSpec, Decision, EngineParams, SimJob, View, Workload, simulate
+from scheduling_opt.sim import (
+    ClusterSpec,
+    Decision,
+    EngineParams,
+    PolicyError,
+    SimJob,
+    View,
+    Workload,
+    simulate,
+)
 from scheduling_opt.sim.engine import arrival_time
 from scheduling_opt.sim.results import summarize
 
@@ -33,7 +42,13 @@ class Script:
         wake = min(later) if later else None
         if got is None:
             return Decision(wake_at=wake)
-        return Decision(starts=got.starts, preempt=got.preempt, resize=got.resize, wake_at=wake)
+        return Decision(
+            starts=got.starts,
+            preempt=got.preempt,
+            resize=got.resize,
+            wake_at=wake,
+            free_starts=got.free_starts,
+        )
 
 
 def test_a_4_gpu_job_started_three_times_owes_three_overheads() -> None:
@@ -72,6 +87,27 @@ def test_a_migration_pays_no_start_overhead() -> None:
         params=EngineParams(start_overhead=0.5),
     )
     assert by_id(out)["0"] == (0.0, 11.5, 0)
+
+
+def test_a_free_start_owes_no_overhead() -> None:
+    # As above, three starts of a 4-GPU job of work 10, but the second is named
+    # in free_starts (the artifact's odd-minute fill): 2 x 1.5 owed, 10 + 3 - 4
+    # = 9 left at 6, ending at 15.
+    plan = {
+        0.0: Decision(starts=((0, ((0, 4),)),)),
+        2.0: Decision(preempt=(0,)),
+        3.0: Decision(starts=((0, ((0, 4),)),), free_starts=(0,)),
+        5.0: Decision(preempt=(0,)),
+        6.0: Decision(starts=((0, ((0, 4),)),)),
+    }
+    out = run([job(0, 0.0, 4, 10.0)], Script(plan), gpus=4, params=EngineParams(start_overhead=0.5))
+    assert by_id(out)["0"] == (0.0, 15.0, 2)
+
+
+def test_a_free_start_that_starts_nothing_is_refused() -> None:
+    plan = {0.0: Decision(starts=((0, ((0, 1),)),), free_starts=(1,))}
+    with pytest.raises(PolicyError, match="free_starts: not started"):
+        run([job(0, 0.0, 1, 1.0), job(1, 0.0, 1, 1.0)], Script(plan), gpus=4)
 
 
 def test_an_arrival_at_7_3_is_handled_at_10() -> None:

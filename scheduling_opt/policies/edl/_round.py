@@ -26,7 +26,7 @@ class Round:
     rank: dict[str, int]
     jobs: Mapping[str, EdlJob]
     floors: Mapping[str, int]
-    prio: Mapping[str, int]  # position in Tiresias' priority order
+    prio: Mapping[str, int]  # sorts as the position in Tiresias' priority order
     count: dict[str, int] = field(default_factory=dict)  # workers per job, kept by add()
     # Workers per job in ``state.placement`` (absent: waiting), counted once per round.
     held: Mapping[str, int] = field(default_factory=dict)
@@ -35,13 +35,20 @@ class Round:
     # What compaction computed on this round as it is (donors, obtainable
     # GPUs); every add() and keep() empties it.
     memo: dict[tuple[object, ...], object] = field(default_factory=dict)
+    # Jobs whose ``alloc`` entry another round (a copy) holds too: copied
+    # before this round changes it, so that a copy costs O(jobs) in C, not a
+    # dict per running job (a compaction round copies itself per attempt).
+    shared: set[str] = field(default_factory=set)
+    # The priority order's (id, P_j g, g), for the next-plan check: built
+    # once per round and handed to its copies (the order does not change).
+    demands: list[tuple[str, int, int]] | None = None
 
     def copy(self) -> Round:
-        alloc = {k: dict(v) for k, v in self.alloc.items()}
+        self.shared = set(self.alloc)
         return Round(
             self.state,
             self.params,
-            alloc,
+            dict(self.alloc),
             dict(self.free),
             self.queue,
             self.rank,
@@ -51,6 +58,8 @@ class Round:
             dict(self.count),
             self.held,
             set(self.touched),
+            shared=set(self.shared),
+            demands=self.demands,
         )
 
     def workers(self, job_id: str) -> int:
@@ -61,7 +70,11 @@ class Round:
             self.memo.clear()
         self.touched.add(job_id)
         self.count[job_id] = self.count.get(job_id, 0) + n
-        servers = self.alloc.setdefault(job_id, {})
+        if job_id in self.shared:
+            self.shared.discard(job_id)
+            servers = self.alloc[job_id] = dict(self.alloc[job_id])
+        else:
+            servers = self.alloc.setdefault(job_id, {})
         servers[server] = servers.get(server, 0) + n
         if servers[server] == 0:
             del servers[server]
@@ -78,6 +91,7 @@ class Round:
         if self.memo:
             self.memo.clear()
         self.alloc[job_id] = dict(servers)
+        self.shared.discard(job_id)
         self.count[job_id] = workers
         g = self.jobs[job_id].job.gpus_per_worker
         free = self.free

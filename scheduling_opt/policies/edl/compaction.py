@@ -33,13 +33,16 @@ def _donors(r: Round, j: EdlJob) -> list[EdlJob]:
     paper's compaction still shrinks it (never below its floor), and it is
     tried last among the donors.
     """
-    lowest = max(1, r.queue[j.id])
+    me = j.job.id
+    queue, jobs, count, floors = r.queue, r.jobs, r.count, r.floors
+    lowest = max(1, queue[me])
+    # The cheap tests first (this runs over every running job per change of the round).
     found = [
         k
         for k in r.alloc
-        if k != j.id and r.queue[k] >= lowest and r.jobs[k].job.elastic and r.count[k] > r.floors[k]
+        if queue[k] >= lowest and count[k] > floors[k] and k != me and jobs[k].job.elastic
     ]
-    return [r.jobs[k] for k in sorted(found, key=r.prio.__getitem__)]
+    return [jobs[k] for k in sorted(found, key=r.prio.__getitem__)]
 
 
 def _cheapest_worker(

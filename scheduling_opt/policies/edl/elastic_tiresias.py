@@ -12,7 +12,8 @@ Complexity per step, J jobs, S servers: ordering O(J log J); the Tiresias
 plan O(J S log S); compaction (:mod:`.compaction`) O(J + S + P L D) per
 waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors;
 the donors and obtainable GPUs are computed once per change of the round),
-plus one re-run of the plan per job it would start (the fixed-point check);
+plus one re-run of the plan per job it would start (the fixed-point check,
+on plain counts: O(J) plus O(S log S) per start that fits);
 expansion O(J log J + W log J) plus server scans for W workers added.
 """
 
@@ -24,7 +25,7 @@ import time
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from scheduling_opt.model import Placement, PlacementRow
+from scheduling_opt.model import Cluster, Placement, PlacementRow
 from scheduling_opt.policies._numbers import expect
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.compaction import compact
@@ -50,28 +51,36 @@ def _priority(state: EdlState, queue: Mapping[str, int]) -> list[EdlJob]:
     return sorted(state.jobs, key=lambda j: queue[j.job.id])
 
 
-def _largest(r: Round, j: EdlJob, cache: dict[str | None, int]) -> int:
+def _largest(cluster: Cluster, j: EdlJob, cache: dict[str | None, int]) -> int:
     """m: GPUs of the largest server j's GPU type fits (0: none), once per type and round."""
     t = j.job.gpu_type
     if t not in cache:
-        cache[t] = max((s.gpus for s in r.state.cluster.servers if j.job.fits(s)), default=0)
+        cache[t] = max((s.gpus for s in cluster.servers if j.job.fits(s)), default=0)
     return cache[t]
 
 
 def _place_gang(
     r: Round, j: EdlJob, workers: int, largest: dict[str | None, int]
 ) -> dict[str, int] | None:
-    """``workers`` whole workers on free GPUs, on at most ceil(P_j g / m) servers."""
+    """``workers`` whole workers on the round's free GPUs (:func:`_gang`)."""
+    return _gang(r.state.cluster, r.free, r.rank, j, workers, largest)
+
+
+def _gang(
+    cluster: Cluster,
+    free: Mapping[str, int],
+    rank: Mapping[str, int],
+    j: EdlJob,
+    workers: int,
+    largest: dict[str | None, int],
+) -> dict[str, int] | None:
+    """``workers`` whole workers on ``free`` GPUs, on at most ceil(P_j g / m) servers."""
     d = j.job.gpus_per_worker
-    usable = {
-        s.id: r.free[s.id] // d
-        for s in r.state.cluster.servers
-        if j.job.fits(s) and r.free[s.id] >= d
-    }
+    usable = {s.id: free[s.id] // d for s in cluster.servers if j.job.fits(s) and free[s.id] >= d}
     # locality_limit's formula with m cached per GPU type (it scans every server).
-    m = _largest(r, j, largest)
+    m = _largest(cluster, j, largest)
     limit = math.ceil(j.requested_gpus / m) if m else 0
-    return gang_on(usable, workers, limit, r.rank)
+    return gang_on(usable, workers, limit, rank)
 
 
 def gang_on(
@@ -147,25 +156,81 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
 
     The next call sees the same jobs, service and queues (a promoted job that
     started keeps G0: its service restarts at 0), so the same priority order.
+    That plan (:func:`_base_plan` on a round holding this one's placement,
+    then :func:`_restore_idle_victims`) preempts iff a victim of its budget
+    pass cannot go back on its GPUs after its starts. Computed here without
+    building that placement or round (issue 25: the check ran per
+    compaction attempt and was most of a full-trace run): the budget pass
+    over plain integers; none of its victims means no preemption; else the
+    keeps leave this round's free GPUs plus the victims' (``r.free`` is the
+    servers' GPUs less the placement's), the starts take their gangs from
+    them in order exactly as the plan places them (a start whose gang
+    cannot fit the largest usable counts is skipped without the server
+    choice, which would fail), and the victims are put back in order.
+    ``tests/policies/test_edl_replan.py`` checks it against the plan run in
+    full (the previous code). ``r.demands`` (the order's demands, set once
+    per compaction round) saves the per-job lookups. O(J) plus O(S log S)
+    per start that fits.
     """
-    state = r.state
-    # Trusted: the round's own counts, each > 0 or dropped, on its own servers.
-    placement = Placement._trusted(r.alloc)
-    nxt = Round(
-        EdlState._trusted(state.cluster, state.jobs, placement, r.params),
-        r.params,
-        {},
-        {s.id: s.gpus for s in state.cluster.servers},
-        r.queue,
-        r.rank,
-        r.jobs,
-        {},
-        r.prio,
-        {},
-        worker_counts(placement),
-    )
-    _, preempted = _base_plan(nxt, order)
-    return bool(_restore_idle_victims(nxt, preempted))
+    budget = r.state.cluster.total_gpus
+    alloc, count = r.alloc, r.count
+    victims: list[str] = []
+    starts: list[int] = []
+    demands = _demands(order) if r.demands is None else r.demands
+    for i, (k, want, g) in enumerate(demands):
+        if k in alloc:
+            demand = count[k] * g
+            if demand <= budget:
+                budget -= demand
+            else:
+                victims.append(k)
+        elif want <= budget:
+            budget -= want
+            starts.append(i)
+    if not victims:
+        return False
+    jobs = r.jobs
+    free = dict(r.free)
+    for k in victims:
+        g = jobs[k].job.gpus_per_worker
+        for s, n in alloc[k].items():
+            free[s] += n * g
+    cluster = r.state.cluster
+    largest: dict[str | None, int] = {}
+    tops: dict[tuple[str | None, int], list[int]] = {}
+    for i in starts:
+        j = order[i]
+        job = j.job
+        d = job.gpus_per_worker
+        m = _largest(cluster, j, largest)
+        limit = math.ceil(j.requested_gpus / m) if m else 0
+        key = (job.gpu_type, d)
+        top = tops.get(key)
+        if top is None:
+            top = tops[key] = sorted(
+                (free[s.id] // d for s in cluster.servers if job.fits(s) and free[s.id] >= d),
+                reverse=True,
+            )
+        if sum(top[:limit]) < j.parallelism:
+            continue
+        where = _gang(cluster, free, r.rank, j, j.parallelism, largest)
+        if where is not None:
+            for s, n in where.items():
+                free[s] -= n * d
+            tops.clear()
+    for k in victims:
+        g = jobs[k].job.gpus_per_worker
+        where = alloc[k]
+        if any(free[s] < n * g for s, n in where.items()):
+            return True
+        for s, n in where.items():
+            free[s] -= n * g
+    return False
+
+
+def _demands(order: list[EdlJob]) -> list[tuple[str, int, int]]:
+    """Per job in ``order``: its id, the GPUs it asks when waiting (P_j g) and g."""
+    return [(j.job.id, j.parallelism * j.job.gpus_per_worker, j.job.gpus_per_worker) for j in order]
 
 
 def _restore_idle_victims(r: Round, preempted: list[str]) -> list[str]:
@@ -311,7 +376,8 @@ def elastic_rules(r: Round, order: list[EdlJob], preempted: list[str], started: 
     incremental adapter, which calls it only when a rule runs.
     """
     p = r.params
-    waiting = [j for j in order if j.id not in r.alloc]
+    alloc = r.alloc
+    waiting = [j for j in order if j.job.id not in alloc]
     if len(waiting) > p.compaction:
         if not r.floors:
             r.floors = {j.job.id: qos_floor(j, p.qos) for j in r.state.jobs}
@@ -319,6 +385,7 @@ def elastic_rules(r: Round, order: list[EdlJob], preempted: list[str], started: 
         # rather than restart smaller at once: stop-and-restart churn in a
         # single round is no scale-in.
         gone = set(preempted)
+        r.demands = _demands(order)  # the next-plan checks' input, once per round
         for j in waiting:
             if j.id not in gone and _compact_stable(r, j, order):
                 started.append(j.id)

@@ -65,7 +65,6 @@ from scheduling_opt.lease import (
     admit_jobs,
     exact,
     greedy,
-    hint_terms,
     round_up_gpus,
 )
 from scheduling_opt.model import Job, RewardStep
@@ -77,11 +76,15 @@ from scheduling_opt.sim.policies.chronus_artifact import (
     LOWEST,
     PASS_STEP,
     UNACCEPTED,
+    Entry,
     bins,
     estimate,
     fill_key,
+    late_layout,
+    packs,
     pass_key,
     pool_place,
+    relaxed_window,
 )
 from scheduling_opt.sim.policies.chronus_placement import Placer
 from scheduling_opt.sim.policy import Decision, JobView, View
@@ -164,16 +167,19 @@ class Chronus:
         selection: str = "reward",
         queue: str = "chronus",
         force_short: bool = False,
+        fill_overhead: bool = True,
+        cache_layout: str = "selected",
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be budget, greedy or exact, got {mode!r}")
         for name, value, allowed in (
             ("placement", placement, ("chronus", "best-fit", "pool")),
             ("estimate", estimate, ("oracle", "artifact")),
-            ("admission_check", admission_check, ("resolve", "reserved")),
+            ("admission_check", admission_check, ("resolve", "reserved", "batch")),
             ("term_release", term_release, ("selected", "all")),
             ("selection", selection, ("reward", "artifact")),
             ("queue", queue, ("chronus", "artifact")),
+            ("cache_layout", cache_layout, ("selected", "late")),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -204,6 +210,11 @@ class Chronus:
         self.selection = selection
         self.queue = queue
         self.force_short = force_short
+        self.fill_overhead = fill_overhead
+        self.cache_layout = cache_layout
+        # admission_check="batch": each guaranteed job's reserved terms (absolute
+        # term indices) from the last selection, the artifact's cache_solution.
+        self.cache: dict[int, list[int]] = {}
         # The lease charges Eq. (6)'s round-up under Chronus placement, the
         # artifact's bins under its estimate (the job's GPUs are then binned).
         self.lease_round_up = self.round_up and estimate == "oracle"
@@ -305,6 +316,10 @@ class Chronus:
         now, capacity = view.now, sum(view.capacity)
         current: list[Job] | None = None
         base: LeaseInput | None = None
+        if self.admission_check == "batch":
+            self._admit_batch(view, arrived, origin)
+            self.admission_seconds += time.perf_counter() - started
+            return
         reserved = self.admission_check == "reserved"
         if reserved and self.load_origin is None:
             self.load, self.load_origin = [], origin  # nothing reserved yet
@@ -371,6 +386,67 @@ class Chronus:
             else:
                 self.counts["rejected"] += 1
         self.admission_seconds += time.perf_counter() - started
+
+    def _admit_batch(self, view: View, arrived: Sequence[JobView], origin: float) -> None:
+        """The artifact's admission of one batch of arrivals (``admission_check="batch"``).
+
+        ``flush_event_jobs_with_cache_solution`` (lines 1261-1397): the
+        reservations of the guaranteed jobs the last selection placed (their
+        ``cache_solution``: its terms after the current one, less the
+        earliest as the job's remaining estimate shrinks, flush_running_jobs
+        421-434) are taken off each term; the guaranteed jobs admitted since
+        then, and the batch's jobs before this one, are packed again with it
+        by :func:`~scheduling_opt.sim.policies.chronus_artifact.packs`, each
+        at its first deadline; it is admitted when all fit (``solver.py``
+        262-293). A refused job stays in the rest of the batch's packing
+        (``process_unaccepted_jobs`` trims only its own copies of the
+        lists, 1251-1258): at its first deadline, or, for a one-step job,
+        at the window the binary search leaves (1219-1249). O(B E (log E +
+        W)) for B arrivals, E packed jobs and windows of W terms.
+        """
+        length, now = self.lease_length, view.now
+        capacity = sum(view.capacity)
+        first = round(origin / length)  # the next term: window position 0
+        free: list[int] = []
+        entries: list[Entry] = []
+        horizon = 0
+        for i in sorted(self.guaranteed):
+            st = view.pending.get(i) or view.running.get(i)
+            if st is None:
+                continue
+            need = max(math.ceil((self._estimate(st) - st.attained(now)) / length), 0)
+            horizon = max(horizon, math.floor(st.job.deadlines[-1][0] / length) - first)
+            terms = self.cache.get(i)
+            if terms is None:
+                if need >= 1:
+                    window = math.floor(st.job.deadlines[0][0] / length) - first
+                    entries.append((bins(st.job.gpus), need, window))
+                continue
+            held = [t - first for t in terms if t >= first]
+            for k in held[len(held) - min(len(held), need) :]:
+                if k >= len(free):
+                    free.extend([capacity] * (k + 1 - len(free)))
+                free[k] -= st.job.gpus  # the cache counts the job's own GPUs (line 743)
+        for st in sorted(arrived, key=lambda s: s.index):
+            if not st.job.slo:
+                continue
+            gpus, need = bins(st.job.gpus), math.ceil(self._estimate(st) / length)
+            window = math.floor(st.job.deadlines[0][0] / length) - first
+            last = math.floor(st.job.deadlines[-1][0] / length) - first
+            entry = (gpus, need, window)
+            if 1 <= need <= last and packs([*entries, entry], free, capacity):
+                self.guaranteed.add(st.index)
+                self.counts["admitted"] += 1
+                # The artifact's deadline of an admitted job: the last step's,
+                # down to a term boundary (lines 1367-1368).
+                self.deadline[st.index] = (first + last) * length
+            else:
+                self.counts["rejected"] += 1
+                if len(st.job.deadlines) == 1:
+                    high = max(horizon, window, *(w for _, _, w in entries)) + need + 1
+                    entry = (gpus, need, relaxed_window([*entries, entry], free, capacity, high))
+            entries.append(entry)
+            horizon = max(horizon, last, entry[2])
 
     def _guaranteed_jobs(self, view: View, origin: float) -> list[Job]:
         out: list[Job] = []
@@ -454,6 +530,7 @@ class Chronus:
             self.selected = set()
             self.last = None
             self._set_load({}, [], now)
+            self.cache = {}
             return
         inp = LeaseInput(
             tuple(jobs),
@@ -463,7 +540,12 @@ class Chronus:
             max_terms=self.max_terms,
             require_all=self.selection == "artifact",
         )
-        hint = hint_terms(self.last) if self.last is not None else None
+        # hint_terms(self.last) without re-reading every term of our own decision.
+        hint = (
+            {j: [k - 1 for k in held if k >= 1] for j, held in self.last.terms.items()}
+            if self.last is not None
+            else None
+        )
         started = time.perf_counter()
         sol: Solution[LeaseDecision] | None = None
         if self.mode == "greedy":
@@ -500,11 +582,23 @@ class Chronus:
         )
         if decision is None:
             self.selected = set()
+            self.cache = {}
             return
         kept = {j: t for j, t in decision.terms.items() if decision.levels[j] is not None}
         if self.selection == "artifact" and self._unguaranteed_wait(view):
             kept = self._late(inp, decision, kept)
         self.selected = {int(j) for j, t in kept.items() if t and t[0] == 0}
+        if self.admission_check == "batch":
+            term = round(now / self.lease_length)
+            laid = kept
+            if self.cache_layout == "late":
+                info = {job.id: job for job in inp.lease_jobs}
+                due = {
+                    j: next(lv.due for lv in info[j].levels if lv.index == decision.levels[j])
+                    for j in kept
+                }
+                laid = late_layout(kept, {j: info[j].gpus for j in kept}, due, inp.capacity)
+            self.cache = {int(j): [term + k for k in t] for j, t in laid.items()}
         if self.admission:
             for job_id, level in decision.levels.items():
                 if level is None:
@@ -741,6 +835,7 @@ class Chronus:
                 self._admit_jobs(view, arrived, origin, quick=True)
             pending.update((st.index, st) for st in arrived if st.index in view.pending)
             self._pending_pass(plan, now, pending, running, preempt, starts)
+        free: tuple[int, ...] = ()
         if minute % 2 == 1:
             order = sorted(
                 pending.items(),
@@ -748,12 +843,17 @@ class Chronus:
                     self._cls(*it), self.emergence.get(it[0], 0.0), it[1].job.submit, it[0]
                 ),
             )
+            before = len(starts)
             self._take(plan, order, pending, starts)
+            if not self.fill_overhead:
+                # filling_jobs (1137-1155) counts no resume: these starts owe no overhead.
+                free = tuple(i for i, _ in starts[before:])
         waiting = bool(pending or running or starts or self.arriving)
         return Decision(
             preempt=tuple(preempt),
             starts=tuple(starts),
             wake_at=minute + 1 if waiting else None,
+            free_starts=free,
         )
 
     def _check_overrun(self, running: Mapping[int, JobView], now: float, boundary: bool) -> None:
@@ -877,7 +977,7 @@ class Chronus:
 
         By the trace's remaining duration, smallest remaining x GPUs first,
         on the GPUs that the term's selection and the jobs forced so far
-        leave; one submitted in this term or the last becomes guaranteed.
+        leave; one submitted in this term becomes guaranteed.
         """
         left = self.next_term - now
         held = sum(
@@ -898,10 +998,9 @@ class Chronus:
                 spot -= st.job.gpus
                 self.forced.add(i)
                 self.counts["forced"] += 1
-                if (
-                    st.job.submit >= self.next_term - 2 * self.lease_length
-                    and i not in self.overran
-                ):
+                # Guaranteed if submitted in this term: (cur_lease_index - 1) x T_l
+                # is its start, cur_lease_index having moved on at its boundary (475).
+                if st.job.submit >= self.next_term - self.lease_length and i not in self.overran:
                     self.force_accepted.add(i)
 
     def _consolidate(
@@ -922,6 +1021,8 @@ class Chronus:
             if st is None or len(st.placement) <= fewest:
                 self.spread.discard(index)
                 continue
+            if not _may_consolidate(plan, st.placement, st.job.gpus):
+                continue  # plan.place would not find its fewest servers: nothing to try
             plan.give(st.placement)
             target = plan.place(st.job.gpus)
             if target is not None and len(target) <= fewest:
@@ -982,3 +1083,26 @@ class Chronus:
         self.placement_max = max(self.placement_max, spent)
         self.counts["placement_calls"] += 1
         return starts
+
+
+def _may_consolidate(plan: FreeMap, placement: Placement, gpus: int) -> bool:
+    """Whether ``plan.place(gpus)``, with ``placement`` given back, could use its fewest servers.
+
+    False only when it surely cannot: a job of at most K GPUs needs one
+    server with that many free (counting its own GPUs there), a larger one
+    on a uniform cluster ``ceil(gpus / K)`` whole free servers. Lets
+    :meth:`Chronus._consolidate` skip the give, place and take back of a
+    spread job that stays spread (the free map's levels are sorted lists, so
+    giving and taking back left the same map): O(K + |placement|).
+    """
+    kmax = plan.kmax
+    free, levels = plan.free, plan.levels
+    if gpus <= kmax:
+        top = next((k for k in range(kmax, 0, -1) if levels[k]), 0)
+        return top >= gpus or any(free[s] + g >= gpus for s, g in placement)
+    if not plan.uniform:
+        return True
+    whole = len(levels[kmax]) + sum(
+        1 for s, g in placement if free[s] < kmax and free[s] + g == kmax
+    )
+    return whole * kmax >= gpus

@@ -22,6 +22,27 @@ code: each is a rule read from it and written again.
   lines 1219-1249 then never finds a larger window, its lower end being the
   last deadline's); no re-solve. Its deadline becomes the last step's,
   rounded down to a term boundary (1367-1368).
+- ``admission_check="batch"`` (the artifact's; ``"reserved"`` above is an
+  earlier, coarser reading kept for comparison): the guaranteed jobs the
+  last selection placed hold their reserved terms after the current one
+  (its ``cache_solution``, less its earliest terms as its remaining
+  estimate shrinks, flush_running_jobs 421-434; a job that finished or
+  left the guaranteed class holds none); the jobs guaranteed since that
+  selection, the batch's earlier arrivals and the arriving job are packed
+  again together by :func:`packs` (``solver.py`` 262-293, each job at its
+  first deadline); a refused job stays in the rest of its batch's packing
+  (``process_unaccepted_jobs`` trims only its own copies of the lists,
+  1251-1258), a one-step job at the window its binary search leaves
+  (:func:`relaxed_window`, 1219-1249), so a refused strict job does not
+  refuse the jobs after it, a refused soft job does.
+- ``cache_layout="late"`` (with ``admission_check="batch"``): the terms a
+  guaranteed job holds after the current one, as the admission sees them,
+  lie as late as its deadline allows (:func:`late_layout`). The artifact's
+  MILP scores only the first term, so where it puts the others is CBC's
+  choice; measured at minute 6,695 of P_MIX2, its 358 cached jobs spread
+  them through their windows (30 start at the next term) where ours put
+  all 355 at the earliest terms (docs/reproduction.md). Late is the rule
+  of the artifact's own greedy selection and admission packing.
 - ``term_release="all"``: every term boundary releases every running job
   that the term's selection does not hold (792-816); they restart by the
   queue order, paying the engine's start overhead (595-601, 1005-1011).
@@ -45,17 +66,24 @@ code: each is a rule read from it and written again.
   trace's duration) before the term ends is started at once on the GPUs the
   term's selection leaves, smallest first, preempting opportunistic jobs
   (455-478, 504-573).
+- ``fill_overhead=False``: the starts of the odd-minute fill owe no start
+  overhead (``Decision.free_starts``): ``filling_jobs`` (1137-1155) counts
+  no resume, and the overhead is the resume count times 0.5 x
+  (1 + log2 g) (398-402); the pass and the terms count one per start
+  (595-601, 1005-1011).
 - ``placement="pool"``: a job starts whenever enough GPUs are free anywhere
   (the artifact's placement splits a job over any servers,
   ``alg/placement/greedy.py`` 78-170, and the progress model ignores the
   split, ``compute_progress`` returns 1.0, lines 58-59).
 
-Cost: every helper is O(1) per job but :func:`pool_place` (O(servers)).
+Cost: every helper is O(1) per job but :func:`pool_place` (O(servers)),
+:func:`packs` and :func:`relaxed_window` (their docstrings).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
 
@@ -65,11 +93,15 @@ __all__ = [
     "BEST_EFFORT",
     "LOWEST",
     "UNACCEPTED",
+    "Entry",
     "bins",
     "estimate",
     "fill_key",
+    "late_layout",
+    "packs",
     "pass_key",
     "pool_place",
+    "relaxed_window",
 ]
 
 #: The artifact's queue classes (``queue_priority``, lines 24-27).
@@ -83,13 +115,18 @@ ARTIFACT_POLICY: dict[str, object] = {
     "placement": "pool",
     "placement_table": False,
     "estimate": "artifact",
-    "admission_check": "reserved",
+    "admission_check": "batch",
     "term_release": "all",
     "selection": "artifact",
     "queue": "artifact",
     "force_short": True,
+    "fill_overhead": False,
+    "cache_layout": "late",
     "max_terms": None,
 }
+#: One job in the artifact's admission packing: (GPUs charged, terms needed,
+#: window: the terms from the next one that end by its deadline).
+Entry = tuple[int, int, int]
 
 
 def bins(gpus: int) -> int:
@@ -130,9 +167,18 @@ def pass_key(
     Jobs that overran their estimate first; then best-effort and
     unguaranteed jobs together; then guaranteed ones; then the lowest. In a
     class, the larger ``emergence`` (minus remaining estimate x GPUs, or
-    minus slack x GPUs) first, then the later submission.
+    minus slack x GPUs) first, then the earlier submission (``best_func``'s
+    last term is minus the submit time, sorted descending: lines 46-49).
+
+    Examples
+    --------
+    Two best-effort jobs with the same emergence: the one submitted first
+    goes first.
+
+    >>> sorted([pass_key(False, BEST_EFFORT, -10.0, s, k) for k, s in ((0, 7.0), (1, 3.0))])[0][-1]
+    1
     """
-    return (-float(overran), -float(min(cls, UNACCEPTED)), -emergence, -submit, index)
+    return (-float(overran), -float(min(cls, UNACCEPTED)), -emergence, submit, index)
 
 
 def fill_key(cls: int, emergence: float, submit: float, index: int) -> tuple[float, ...]:
@@ -166,3 +212,120 @@ def pool_place(plan: FreeMap, gpus: int) -> Placement | None:
             if need == 0:
                 return tuple(sorted(out.items()))
     return None
+
+
+def packs(entries: Sequence[Entry], free: Sequence[int], capacity: int) -> bool:
+    """Whether the artifact's greedy packs every entry into the terms' free GPUs.
+
+    ``batch_fast_check_if_packable`` (``solver.py`` 262-293): the entries
+    sorted by most GPUs first, then least slack (window - terms needed),
+    then the widest window (ties in list order); each takes, from the last
+    term of its window backwards, every term with room for it until it has
+    the terms it needs; the first that cannot makes the packing fail.
+    ``free[i]``: the GPUs term ``i`` (from the next term) has left after the
+    reservations; terms beyond have ``capacity``. O(E log E + E W) for E
+    entries and windows of W terms.
+
+    Examples
+    --------
+    Two 8-GPU jobs of one term each in a window of 2 terms of 8 GPUs fit; a
+    third does not.
+
+    >>> packs([(8, 1, 2), (8, 1, 2)], [8, 8], 8), packs([(8, 1, 2)] * 3, [8, 8], 8)
+    (True, False)
+    """
+    order = sorted(
+        range(len(entries)),
+        key=lambda k: (-entries[k][0], entries[k][2] - entries[k][1], -entries[k][2], k),
+    )
+    width = max((w for _, _, w in entries), default=0)
+    room = [*free[:width], *([capacity] * max(width - len(free), 0))]
+    for k in order:
+        gpus, need, window = entries[k]
+        got = 0
+        for i in range(window - 1, -1, -1):
+            if got == need:
+                break
+            if room[i] >= gpus:
+                room[i] -= gpus
+                got += 1
+        if got < need:
+            return False
+    return True
+
+
+def relaxed_window(entries: Sequence[Entry], free: Sequence[int], capacity: int, high: int) -> int:
+    """The window the artifact's binary search leaves on a refused job (the last entry).
+
+    ``process_unaccepted_jobs`` (lines 1219-1249) searches for the smallest
+    window of the refused job that packs (the others as they are), between
+    its own window (at least its terms needed) and ``high``; it writes the
+    result into the packing's list, which the rest of the batch's checks
+    reuse. The search assumes the packing monotone in the window; it is
+    not quite (a wider window sorts the job later), and this follows the
+    same steps. O(log(high) x :func:`packs`).
+
+    Examples
+    --------
+    A 2-term job behind a 1-term job of the full cluster in a window of 2
+    terms: it packs only in a window of 3.
+
+    >>> relaxed_window([(8, 1, 2), (8, 2, 2)], [8, 8], 8, high=10)
+    3
+    """
+    gpus, need, window = entries[-1]
+    low = max(window, need)
+    rest = list(entries[:-1])
+    while low < high:
+        mid = low + (high - low) // 2
+        if packs([*rest, (gpus, need, mid)], free, capacity):
+            high = mid
+        else:
+            low = mid + 1
+    return high
+
+
+def late_layout(
+    terms: Mapping[str, Sequence[int]],
+    gpus: Mapping[str, int],
+    due: Mapping[str, int],
+    capacity: int,
+) -> dict[str, tuple[int, ...]]:
+    """Each job's reserved terms after the first moved as late as its deadline allows.
+
+    The artifact's selection MILP scores only the first term (``solver.py``
+    362-408: values, and the first term's GPUs); where a job's later terms
+    lie is the solver's choice. Its own greedy selection, used when the MILP
+    fails (``batch_fast_job_selection``, ``solver.py`` 298-345), and its
+    admission packing take the latest terms with room, most GPUs and least
+    slack first: the same here for the terms after the first (term 0, the
+    current one, stays as selected). Terms ``k < due[j]`` are in job ``j``'s
+    window. When the greedy cannot place a job, ``terms`` is returned as it
+    is (a feasible layout). O(N log N + N H) for N jobs over H terms.
+
+    Examples
+    --------
+    Two 8-GPU jobs on 8 GPUs, each one term within 3: a holds 1, b holds 2;
+    laid late, the one with the least slack first (b: due 3, a: due 4).
+
+    >>> late_layout({"a": (1,), "b": (2,)}, {"a": 8, "b": 8}, {"a": 4, "b": 3}, 8)
+    {'b': (2,), 'a': (3,)}
+    """
+    load = [0] * (max(due.values(), default=0) + 1)
+    later = {j: sum(k > 0 for k in t) for j, t in terms.items()}
+    for j, t in terms.items():
+        if 0 in t:
+            load[0] += gpus[j]
+    out: dict[str, tuple[int, ...]] = {}
+    for j in sorted(terms, key=lambda j: (-gpus[j], due[j] - later[j], -due[j], j)):
+        g, picked = gpus[j], [0] if 0 in terms[j] else []
+        for k in range(due[j] - 1, 0, -1):
+            if len(picked) == later[j] + (0 in terms[j]):
+                break
+            if load[k] + g <= capacity:
+                load[k] += g
+                picked.append(k)
+        if len(picked) < later[j] + (0 in terms[j]):
+            return {j: tuple(t) for j, t in terms.items()}
+        out[j] = tuple(sorted(picked))
+    return out

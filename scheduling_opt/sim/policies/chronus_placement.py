@@ -33,6 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from scheduling_opt.jsonpath import read_int
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.placement import PlacementInput, consolidate, search_assign
 from scheduling_opt.scaling import TableModel
@@ -102,6 +103,7 @@ class Placer:
         search_space: int,
     ) -> tuple[PlacementInput, list[int]]:
         """The placement input over the servers with capacity, and their engine indices."""
+        search_space = read_int(search_space, "search_space", 1)
         cluster, servers = self.cluster(capacity)
         model_jobs: list[Job] = []
         rows: list[PlacementRow] = []
@@ -116,13 +118,17 @@ class Placer:
             model_jobs.append(self.job(k, job))
             if table is not None and job.model is not None and table.knows(job.model):
                 models[str(k)] = job.model
-        inp = PlacementInput(
+        # Trusted: the stand-ins fill their servers' busy GPUs exactly, the jobs
+        # are the Placer's own (unique ids, one GPU per worker, no type), the
+        # models known to the table (PlacementInput's checks, in
+        # tests/sim/test_chronus_placement_trusted.py, pass on such inputs).
+        inp = PlacementInput._trusted(
             cluster,
-            model_jobs,
+            tuple(model_jobs),
             Placement(tuple(rows)),
-            models=models,
-            speed=table if table is not None else self._no_table,
-            search_space=search_space,
+            models,
+            table if table is not None else self._no_table,
+            search_space,
         )
         return inp, servers
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections.abc import Iterator, Mapping
 
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies.edl import (
@@ -89,6 +90,76 @@ def speedup(job: SimJob) -> tuple[float, ...]:
         return ()
     base = _curve(job.scaling, 1)
     return tuple(_curve(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
+
+
+class _Sums:
+    """Workers of one queue's running jobs, summed over a range of job indices (Fenwick tree).
+
+    ``add(i, delta)`` and ``below(i)`` (the sum over indices < i) in
+    O(log N) for N the largest index seen; the tree doubles when an index
+    outgrows it (O(N) then, O(log N) times per run).
+    """
+
+    def __init__(self) -> None:
+        self.tree = [0] * 1024
+        self.values = [0] * 1024
+
+    def add(self, i: int, delta: int) -> None:
+        tree = self.tree
+        n = len(tree)
+        if i >= n:
+            self._grow(i)
+            tree = self.tree
+            n = len(tree)
+        self.values[i] += delta
+        i += 1
+        while i <= n:
+            tree[i - 1] += delta
+            i += i & -i
+
+    def below(self, i: int) -> int:
+        tree = self.tree
+        i = min(i, len(tree))
+        total = 0
+        while i > 0:
+            total += tree[i - 1]
+            i &= i - 1
+        return total
+
+    def _grow(self, i: int) -> None:
+        n = len(self.tree)
+        while n <= i:
+            n *= 2
+        values = self.values + [0] * (n - len(self.values))
+        tree = values.copy()  # the linear build: each node passes its sum to its parent
+        for k in range(1, n + 1):
+            parent = k + (k & -k)
+            if parent <= n:
+                tree[parent - 1] += tree[k - 1]
+        self.values, self.tree = values, tree
+
+
+class _Rank(Mapping[str, int]):
+    """A job's place in the priority order, as ``(queue << 32) | index`` (same order, O(1)).
+
+    The order is the queues' lists of indices concatenated, so this key sorts
+    jobs as their positions do (all that :class:`Round`'s ``prio`` is read
+    for: compaction's donor order) without a dict over every job per call.
+    Job indices are below 2^32 (``limits.MAX_JOBS`` is 10^6).
+    """
+
+    def __init__(self, level: dict[int, int]) -> None:
+        self.level = level
+
+    def __getitem__(self, key: str) -> int:
+        i = int(key)
+        return (self.level[i] << 32) | i
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(i) for i in self.level)
+
+    def __len__(self) -> int:
+        return len(self.level)
 
 
 class EdlTiresias:
@@ -159,6 +230,7 @@ class EdlTiresias:
         self.on: set[int] = set()  # the jobs listed in ``runs``
         # Workers of each queue's running jobs, and each one's as listed there.
         self.run_total: list[int] = [0] * levels
+        self.sums = [_Sums() for _ in range(levels)]  # the same by index range
         self.listed: dict[int, int] = {}
         # Per running job: its engine placement, workers and the step's placement
         # (server ids), as of the last look at it.
@@ -174,6 +246,8 @@ class EdlTiresias:
         self.stamp: dict[int, int] = {}
         self.dirty: set[int] = set()  # jobs to look at again at the next call
         self.rank: dict[int, int] = {}  # server index -> itself (the step's tie-break)
+        # The capacities last seen, their sum and the largest (0: none).
+        self.sizes: tuple[tuple[int, ...], int, int] = ((), 0, 0)
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
 
     def stats(self) -> dict[str, float]:
@@ -223,7 +297,9 @@ class EdlTiresias:
     def _unsplit(self, i: int, level: int) -> None:
         if i in self.on:
             self.on.discard(i)
-            self.run_total[level] -= self.listed.pop(i)
+            n = self.listed.pop(i)
+            self.run_total[level] -= n
+            self.sums[level].add(i, -n)
             lst = self.runs[level]
         else:
             lst = self.waits[level][self.want[i]]
@@ -235,6 +311,7 @@ class EdlTiresias:
             if running:  # a resize in place: the queue's total follows
                 n = self.count[i]
                 self.run_total[q] += n - self.listed[i]
+                self.sums[q].add(i, n - self.listed[i])
                 self.listed[i] = n
             return
         if old >= 0:
@@ -243,6 +320,7 @@ class EdlTiresias:
             self.on.add(i)
             self.listed[i] = self.count[i]
             self.run_total[q] += self.count[i]
+            self.sums[q].add(i, self.count[i])
             bisect.insort(self.runs[q], i)
         else:
             bisect.insort(self.waits[q].setdefault(self.want[i], []), i)
@@ -273,19 +351,22 @@ class EdlTiresias:
         pending, running = view.pending, view.running
         promoted: list[int] = []
         offset = self.offset
+        elastic = p.elastic  # only the elastic rules read the placements by server id
         for i in dirty:
             st = running.get(i) or pending.get(i)
             if st is None:
                 continue
-            las = float(max(0.0, st.service(now) - offset.get(i, 0.0)))
+            las = st.service(now) - offset.get(i, 0.0)
+            las = float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
             q = bisect.bisect_right(th, las)
             s = stamp[i] = stamp.get(i, 0) + 1
             place = st.placement
             if place:
-                held = sum(g for _, g in place)
+                held = sum(g for _, g in place) if len(place) > 1 else place[0][1]
                 self.running[i] = place
                 self.count[i] = held
-                self.servers[i] = {f"s{s}": g for s, g in place if g}
+                if elastic:
+                    self.servers[i] = {f"s{s}": g for s, g in place if g}
                 if q < levels:
                     heapq.heappush(heap, (now + (th[q] - las) / held, i, s))
             else:
@@ -317,10 +398,12 @@ class EdlTiresias:
             return Decision()
         promoted = self._refresh(view, now)
         capacity = tuple(view.capacity)
+        if capacity != self.sizes[0]:  # the cluster's total and largest server, once
+            self.sizes = (capacity, sum(capacity), max((c for c in capacity if c > 0), default=0))
         count, want = self.count, self.want
         # The Tiresias plan (the step's _base_plan): in priority order a job is in
         # the plan while its GPUs fit the cluster's; a running job outside it stops.
-        budget = sum(capacity)
+        budget = self.sizes[1]
         start: list[int] = []
         preempted: list[int] = []
         for q in range(len(self.runs)):
@@ -330,15 +413,34 @@ class EdlTiresias:
         for i in preempted:
             for s, g in self.running[i]:
                 free[s] += g
-        m = max((c for c in capacity if c > 0), default=0)
+        m = self.sizes[2]
         if len(self.rank) != len(capacity):
             self.rank = {s: s for s in range(len(capacity))}
         started: list[int] = []
         placed: dict[int, SimPlacement] = {}
         top: list[int] = []  # the free counts, largest first (until a start changes them)
+        biggest = -1  # the largest free count (-1: to compute)
         for i in start:
             need = want[i]
             limit = -(-need // m) if m else 0
+            if limit == 1:
+                # gang_on's choice of one server (pick_servers): the fewest free
+                # GPUs that hold the gang, then the lowest index (its rank).
+                if biggest < 0:
+                    biggest = max(free, default=0)
+                if biggest < need:
+                    continue  # most attempts: no server holds it
+                # min((f, s) for f >= need): the smallest such count present,
+                # its first server (list scans in C: counts are at most m).
+                f = need
+                while f not in free:
+                    f += 1
+                s = free.index(f)
+                free[s] -= need
+                started.append(i)
+                placed[i] = ((s, need),)
+                top, biggest = [], -1
+                continue
             # The gang fits iff the `limit` largest free counts cover it (the
             # step's greedy takes the largest servers first): most attempts
             # fail, and this test skips their O(S log S) server choice.
@@ -353,7 +455,7 @@ class EdlTiresias:
                     free[s] -= n
                 started.append(i)
                 placed[i] = tuple(sorted(where.items()))
-                top = []
+                top, biggest = [], -1
         mode: Mode = "none"
         resize: list[tuple[int, int, SimPlacement]] = []
         after: dict[int, int] = {}  # new worker counts of the jobs the rules changed
@@ -399,57 +501,55 @@ class EdlTiresias:
         """The Tiresias plan over one queue, in index order; returns the budget left.
 
         A running job stays while its GPUs fit the budget, else it stops; a
-        waiting job is a start candidate when its P_j fits. The running jobs
-        and each P_j's waiting jobs are merged by index (a heap of their
-        heads); a P_j above the budget is dropped at its first job, since the
-        budget only falls: the jobs that cannot fit are never visited, which
-        is most of a long queue. O((R + C + B) log B) for R running jobs, C
-        candidates and B distinct P_j; the running jobs after the last
-        candidate cost O(1) when they all fit (the queue's total is kept), as
-        they do unless the plan preempts.
+        waiting job is a start candidate when its P_j fits. Each P_j's
+        waiting jobs are merged by index (a heap of their heads); a P_j above
+        the budget is dropped at its first job, since the budget only falls:
+        the jobs that cannot fit are never visited, which is most of a long
+        queue. The running jobs between two candidates are taken in one
+        step when their workers (a range sum of the queue's Fenwick tree)
+        fit, one by one only when they do not (then some are preempted).
+        O(C (log B + log N) + P) for C candidates, B distinct P_j, N jobs
+        and P running jobs visited one by one (issue 25: the running jobs
+        were visited one by one through the heap, most of a run).
         """
-        count, runs, waits = self.count, self.runs[q], self.waits[q]
-        seen = 0  # workers of the running jobs visited
-        streams = [runs, *(lst for w, lst in waits.items() if lst and w <= budget)]
-        if len(streams) > 1:
-            wants = [0, *(w for w, lst in waits.items() if lst and w <= budget)]
-            heads = [(lst[0], k) for k, lst in enumerate(streams) if lst]
+        count, runs, waits, sums = self.count, self.runs[q], self.waits[q], self.sums[q]
+        pos = 0  # runs[pos:] not yet planned
+        streams = [lst for w, lst in waits.items() if lst and w <= budget]
+        if streams:
+            wants = [w for w, lst in waits.items() if lst and w <= budget]
+            heads = [(lst[0], k) for k, lst in enumerate(streams)]
             heapq.heapify(heads)
-            pos = [0] * len(streams)
+            at = [0] * len(streams)
             while heads:
-                i, k = heads[0]
+                x, k = heads[0]
                 w = wants[k]
-                if not w:
-                    if len(heads) == 1:
-                        break  # only running jobs left: the plain loop below
-                    c = count[i]
-                    seen += c
-                    if c <= budget:
-                        budget -= c
-                    else:
-                        preempted.append(i)
-                elif w <= budget:
-                    budget -= w
-                    start.append(i)
-                else:
+                if w > budget:
                     heapq.heappop(heads)  # this P_j no longer fits, nor will it
                     continue
-                at = pos[k] = pos[k] + 1
-                if at < len(streams[k]):
-                    heapq.heapreplace(heads, (streams[k][at], k))
+                end = bisect.bisect_left(runs, x, pos)
+                if end > pos:  # the running jobs before candidate x
+                    held = sums.below(x) - sums.below(runs[pos])
+                    if held <= budget:
+                        budget -= held
+                    else:
+                        budget = _keep_or_stop(runs[pos:end], count, budget, preempted)
+                    pos = end
+                    if w > budget:
+                        heapq.heappop(heads)
+                        continue
+                budget -= w
+                start.append(x)
+                n = at[k] = at[k] + 1
+                if n < len(streams[k]):
+                    heapq.heapreplace(heads, (streams[k][n], k))
                 else:
                     heapq.heappop(heads)
-            runs = runs[pos[0] :] if heads else []
-        rest = self.run_total[q] - seen
+        if pos >= len(runs):
+            return budget
+        rest = self.run_total[q] - (sums.below(runs[pos]) if pos else 0)
         if rest <= budget:
             return budget - rest  # every one fits: all kept
-        for i in runs:
-            c = count[i]
-            if c <= budget:
-                budget -= c
-            else:
-                preempted.append(i)
-        return budget
+        return _keep_or_stop(runs[pos:], count, budget, preempted)
 
     def _elastic_rules(
         self,
@@ -475,7 +575,7 @@ class EdlTiresias:
             key = ids[i]
             held[key] = n
             if i not in gone:
-                alloc[key] = dict(servers[i])  # the round changes its own copy
+                alloc[key] = servers[i]  # shared: the round copies what it changes
                 workers[key] = n
         for i in started:
             key = ids[i]
@@ -484,7 +584,9 @@ class EdlTiresias:
         jobs = self.jobs
         order = [jobs[i] for lst in self.lists for i in lst]
         cluster = self._cluster(capacity)
-        state = EdlState._trusted(cluster, tuple(jobs.values()), Placement(), self.params)
+        state = EdlState._trusted(
+            cluster, tuple(jobs.values()), Placement(), self.params, self.by_id
+        )
         r = Round(
             state,
             self.params,
@@ -494,9 +596,10 @@ class EdlTiresias:
             {s.id: k for k, s in enumerate(cluster.servers)},
             self.by_id,
             self.floors,
-            {j.job.id: k for k, j in enumerate(order)},
+            _Rank(self.level),
             workers,
             held,
+            shared=set(alloc),
         )
         begun = [ids[i] for i in started]
         mode = elastic_rules(r, order, [ids[i] for i in preempted], begun)
@@ -527,7 +630,8 @@ class EdlTiresias:
 
         def at(i: int, held: int) -> float:
             st = running.get(i) or pending[i]
-            las = float(max(0.0, st.service(now) - offset.get(i, 0.0)))
+            las = st.service(now) - offset.get(i, 0.0)
+            las = float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
             q = bisect.bisect_right(th, las)
             if held and q < levels:
                 return now + (th[q] - las) / held
@@ -559,6 +663,17 @@ class EdlTiresias:
         for entry in kept:
             heapq.heappush(heap, entry)
         return best if best < math.inf else None
+
+
+def _keep_or_stop(runs: list[int], count: dict[int, int], budget: int, preempted: list[int]) -> int:
+    """Running jobs in order: kept while their workers fit the budget, else preempted."""
+    for i in runs:
+        c = count[i]
+        if c <= budget:
+            budget -= c
+        else:
+            preempted.append(i)
+    return budget
 
 
 def engine_decision(decision: EdlDecision, before: Placement, wake_at: float | None) -> Decision:
