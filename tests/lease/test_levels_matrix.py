@@ -8,10 +8,11 @@ levels solve decides as before.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from scheduling_opt.lease import LeaseInput
 from scheduling_opt.lease._choice import no_good
 from scheduling_opt.lease._highs import matrix
 from scheduling_opt.lease._levels import Levels
@@ -24,14 +25,7 @@ def test_levels_matrix_equals_the_row_by_row_one(servers: int, jobs: int, seed: 
     rng = np.random.default_rng(seed)
     base = read(generate_lease(servers, jobs, seed, pressure=2.0))
     for require_all, feasibility in ((False, False), (True, True)):
-        inp = LeaseInput(
-            base.jobs,
-            base.capacity,
-            base.lease_length,
-            require_all=require_all,
-            round_up=base.round_up,
-            max_terms=base.max_terms,
-        )
+        inp = replace(base, require_all=require_all)
         relaxed = build_levels(inp, ModelConfig(feasibility=feasibility))
         stage = Levels(relaxed)
         cuts = []

@@ -8,6 +8,8 @@ terms per job at random places, including duplicate terms for ``load_of``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -63,14 +65,7 @@ def _inputs(seed: int) -> list[LeaseInput]:
     rng = np.random.default_rng(100 + seed)
     servers, jobs = [(2, 8), (5, 30), (12, 90), (20, 200)][seed % 4]
     inp = read(generate_lease(servers, jobs, seed, pressure=float(rng.uniform(0.5, 4.0))))
-    required = LeaseInput(
-        inp.jobs,
-        inp.capacity,
-        inp.lease_length,
-        require_all=True,
-        round_up=inp.round_up,
-        max_terms=inp.max_terms,
-    )
+    required = replace(inp, require_all=True)
     return [inp, required]
 
 
