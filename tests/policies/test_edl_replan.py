@@ -24,6 +24,7 @@ from scheduling_opt.policies import edl as el
 from scheduling_opt.policies.edl import elastic_tiresias as et
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import worker_counts
+from scheduling_opt.policies.edl.waiting import Waiting
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
 from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
@@ -74,8 +75,10 @@ class _Both:
         self.fast = et._replan_preempts
         self.seen: Counter[tuple[bool, bool]] = Counter()
 
-    def __call__(self, r: Round, order: list[el.EdlJob]) -> bool:
-        got = self.fast(r, order)
+    def __call__(self, r: Round, waiting: Waiting, running: list[tuple[int, str]]) -> bool:
+        got = self.fast(r, waiting, running)
+        # The priority order, as the step built it (r.prio sorts as the positions).
+        order = sorted(r.jobs.values(), key=lambda j: r.prio[j.job.id])
         assert got == _reference(r, order)
         self.seen[(_victims(r, order), got)] += 1
         return got

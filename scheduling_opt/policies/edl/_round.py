@@ -39,9 +39,6 @@ class Round:
     # before this round changes it, so that a copy costs O(jobs) in C, not a
     # dict per running job (a compaction round copies itself per attempt).
     shared: set[str] = field(default_factory=set)
-    # The priority order's (id, P_j g, g), for the next-plan check: built
-    # once per round and handed to its copies (the order does not change).
-    demands: list[tuple[str, int, int]] | None = None
 
     def copy(self) -> Round:
         self.shared = set(self.alloc)
@@ -59,7 +56,6 @@ class Round:
             self.held,
             set(self.touched),
             shared=set(self.shared),
-            demands=self.demands,
         )
 
     def workers(self, job_id: str) -> int:

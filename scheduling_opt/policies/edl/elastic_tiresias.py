@@ -19,10 +19,11 @@ expansion O(J log J + W log J) plus server scans for W workers added.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from types import MappingProxyType
 
 from scheduling_opt.model import Cluster, Placement, PlacementRow
@@ -38,6 +39,7 @@ from scheduling_opt.policies.edl.model import (
     qos_floor,
     worker_counts,
 )
+from scheduling_opt.policies.edl.waiting import Waiting
 from scheduling_opt.policies.locality import K, pick_servers
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
@@ -138,7 +140,23 @@ def _base_plan(r: Round, order: list[EdlJob]) -> tuple[list[str], list[str]]:
     return started, preempted
 
 
-def _compact_stable(r: Round, j: EdlJob, order: list[EdlJob]) -> bool:
+class _Check:
+    """The next-plan check's inputs in one compaction round (see :func:`_compaction`).
+
+    ``waiting``: the round's waiting jobs; ``running``: ``(priority key,
+    id)`` of every job the round places, ascending, kept as compaction
+    starts jobs; ``asked``: whether the last attempt reached the check.
+    """
+
+    __slots__ = ("asked", "running", "waiting")
+
+    def __init__(self, waiting: Waiting, running: list[tuple[int, str]]) -> None:
+        self.waiting = waiting
+        self.running = running
+        self.asked = False
+
+
+def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
     """Compaction of ``j`` (:func:`.compaction.compact`), kept only if the next plan keeps it.
 
     A start by compaction lies outside Tiresias' budget, and a scale-in frees
@@ -146,12 +164,20 @@ def _compact_stable(r: Round, j: EdlJob, order: list[EdlJob]) -> bool:
     plan run again on the round's placement (no time passed) would then
     preempt ``j`` or another job. Such a compaction is not made (``j``
     waits), so a call on the step's own output never preempts. The check
-    costs one plan, O(J S log S), per compaction that would start a job.
+    (:func:`_replan_preempts`) runs once per compaction that would start a
+    job; ``check.asked`` records that it ran.
     """
-    return compact(r, j, lambda trial: not _replan_preempts(trial, order)) > 0
+
+    def accept(trial: Round) -> bool:
+        check.asked = True
+        running = check.running.copy()
+        bisect.insort(running, (r.prio[j.job.id], j.job.id))
+        return not _replan_preempts(trial, check.waiting, running)
+
+    return compact(r, j, accept) > 0
 
 
-def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
+def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str]]) -> bool:
     """Would the plan, run on the placement the round has so far, preempt a job?
 
     The next call sees the same jobs, service and queues (a promoted job that
@@ -167,29 +193,55 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
     them in order exactly as the plan places them (a start whose gang
     cannot fit the largest usable counts is skipped without the server
     choice, which would fail), and the victims are put back in order.
+
+    The budget pass visits ``running`` (the round's placed jobs by priority
+    key) one by one and, between them, only the waiting jobs whose P_j g
+    still fits: the streams' heads merged by key, a stream dropped once its
+    P_j g exceeds the budget (the budget only falls), so a long queue
+    costs nothing past what fits (issue 25, second pass: the pass over
+    every job in the order was O(J) per check).
     ``tests/policies/test_edl_replan.py`` checks it against the plan run in
-    full (the previous code). ``r.demands`` (the order's demands, set once
-    per compaction round) saves the per-job lookups. O(J) plus O(S log S)
-    per start that fits.
+    full (the code before both changes). O(R + S + C log S) for R placed
+    jobs, S streams and C waiting jobs visited, plus O(S log S) per start
+    that fits.
     """
     budget = r.state.cluster.total_gpus
-    alloc, count = r.alloc, r.count
+    alloc, count, jobs = r.alloc, r.count, r.jobs
+    streams, job_of = waiting.streams, waiting.job
+    heads = [
+        (s.base + s.items[0], n) for n, s in enumerate(streams) if s.items and s.want <= budget
+    ]
+    heapq.heapify(heads)
+    at = [0] * len(streams)
     victims: list[str] = []
-    starts: list[int] = []
-    demands = _demands(order) if r.demands is None else r.demands
-    for i, (k, want, g) in enumerate(demands):
-        if k in alloc:
-            demand = count[k] * g
-            if demand <= budget:
-                budget -= demand
+    starts: list[EdlJob] = []
+    for key, k in (*running, (math.inf, "")):
+        while heads and heads[0][0] < key:
+            n = heads[0][1]
+            st = streams[n]
+            if st.want > budget:
+                heapq.heappop(heads)  # this P_j g no longer fits, nor will it
+                continue
+            items = st.items
+            i = at[n]
+            at[n] = i + 1
+            if i + 1 < len(items):
+                heapq.heapreplace(heads, (st.base + items[i + 1], n))
             else:
-                victims.append(k)
-        elif want <= budget:
-            budget -= want
-            starts.append(i)
+                heapq.heappop(heads)
+            j = job_of(items[i])
+            if j.job.id not in alloc:  # else placed: listed in ``running``
+                budget -= st.want
+                starts.append(j)
+        if not k:
+            break
+        demand = count[k] * jobs[k].job.gpus_per_worker
+        if demand <= budget:
+            budget -= demand
+        else:
+            victims.append(k)
     if not victims:
         return False
-    jobs = r.jobs
     free = dict(r.free)
     for k in victims:
         g = jobs[k].job.gpus_per_worker
@@ -198,16 +250,15 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
     cluster = r.state.cluster
     largest: dict[str | None, int] = {}
     tops: dict[tuple[str | None, int], list[int]] = {}
-    for i in starts:
-        j = order[i]
+    for j in starts:
         job = j.job
         d = job.gpus_per_worker
         m = _largest(cluster, j, largest)
         limit = math.ceil(j.requested_gpus / m) if m else 0
-        key = (job.gpu_type, d)
-        top = tops.get(key)
+        sort = (job.gpu_type, d)
+        top = tops.get(sort)
         if top is None:
-            top = tops[key] = sorted(
+            top = tops[sort] = sorted(
                 (free[s.id] // d for s in cluster.servers if job.fits(s) and free[s.id] >= d),
                 reverse=True,
             )
@@ -226,11 +277,6 @@ def _replan_preempts(r: Round, order: list[EdlJob]) -> bool:
         for s, n in where.items():
             free[s] -= n * g
     return False
-
-
-def _demands(order: list[EdlJob]) -> list[tuple[str, int, int]]:
-    """Per job in ``order``: its id, the GPUs it asks when waiting (P_j g) and g."""
-    return [(j.job.id, j.parallelism * j.job.gpus_per_worker, j.job.gpus_per_worker) for j in order]
 
 
 def _restore_idle_victims(r: Round, preempted: list[str]) -> list[str]:
@@ -261,7 +307,7 @@ def _restore_idle_victims(r: Round, preempted: list[str]) -> list[str]:
 _Fitting = tuple[list[str], frozenset[str], int]
 
 
-def _expand(r: Round, order: list[EdlJob]) -> None:
+def _expand(r: Round, order: Sequence[EdlJob]) -> None:
     """Algorithm 1 lines 7-12: each free GPU to the running job gaining most.
 
     Gain: S(p+1)/S(p) - 1 > 0 (EDL §6.3: never a scale-out that lowers
@@ -366,34 +412,94 @@ def _placement(r: Round) -> Placement:
     return Placement(tuple(rows))
 
 
-def elastic_rules(r: Round, order: list[EdlJob], preempted: list[str], started: list[str]) -> Mode:
+def elastic_rules(
+    r: Round,
+    order: Sequence[EdlJob],
+    preempted: list[str],
+    started: list[str],
+    waiting: Waiting | None = None,
+) -> Mode:
     """Compaction when more than N jobs wait, expansion when none does (after the plan's restore).
 
-    ``order`` is the round's priority order, ``preempted`` the plan's
-    victims still preempted; jobs compaction starts are appended to
-    ``started``. ``r.floors`` is filled from the state's jobs when empty.
-    Returns the rule that ran. Shared by the step and the simulator's
-    incremental adapter, which calls it only when a rule runs.
+    ``order`` is the round's priority order (``r.prio`` its positions),
+    ``preempted`` the plan's victims still preempted; jobs compaction
+    starts are appended to ``started``. ``waiting``: the round's waiting
+    jobs (default: built from ``order``, O(J)); the simulator's adapter
+    keeps them across calls and passes them, with ``order`` read only by
+    expansion (when no job waits). ``r.floors`` is filled from the state's
+    jobs when empty. Returns the rule that ran. Shared by the step and the
+    simulator's incremental adapter, which calls it only when a rule runs.
     """
     p = r.params
-    alloc = r.alloc
-    waiting = [j for j in order if j.job.id not in alloc]
-    if len(waiting) > p.compaction:
+    if waiting is None:
+        waiting = Waiting.of(r, order)
+    if waiting.count > p.compaction:
         if not r.floors:
             r.floors = {j.job.id: qos_floor(j, p.qos) for j in r.state.jobs}
         # A job Tiresias just preempted (a start took its GPUs) waits one round
         # rather than restart smaller at once: stop-and-restart churn in a
         # single round is no scale-in.
-        gone = set(preempted)
-        r.demands = _demands(order)  # the next-plan checks' input, once per round
-        for j in waiting:
-            if j.id not in gone and _compact_stable(r, j, order):
-                started.append(j.id)
+        _compaction(r, waiting, set(preempted), started)
         return "compaction"
-    if not waiting:
+    if not waiting.count:
         _expand(r, order)
         return "expansion"
     return "none"
+
+
+def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) -> None:
+    """Algorithm 1 lines 1-6: each waiting job in priority order, not ``gone``, compacted if stable.
+
+    The same attempts as a loop over every waiting job, without visiting
+    most of a long queue (issue 25): the streams' heads are merged by
+    priority key, and a job whose attempt fails before the next-plan check
+    marks its class (max(1, queue), :func:`.waiting.kind`) dead, since
+    every job of the class fails alike until the round changes, which only
+    a start does; a dead class's streams are parked, and a start revives
+    them past its own key (their jobs before it were tried, in effect, on
+    the unchanged round). A refusal by the check says nothing of the next
+    job (it depends on the job's place in the order). O(S + T log S) plus
+    the attempts, for S streams and T jobs tried.
+    """
+    prio, alloc = r.prio, r.alloc
+    check = _Check(waiting, sorted((prio[k], k) for k in alloc))
+    streams, job_of = waiting.streams, waiting.job
+    heads = [(s.base + s.items[0], n) for n, s in enumerate(streams) if s.items]
+    heapq.heapify(heads)
+    at = [0] * len(streams)
+    dead: set[Hashable] = set()
+    parked: list[int] = []
+    while heads:
+        key, n = heads[0]
+        s = streams[n]
+        if s.cls in dead:
+            heapq.heappop(heads)
+            parked.append(n)
+            continue
+        items = s.items
+        i = at[n]
+        at[n] = i + 1
+        if i + 1 < len(items):
+            heapq.heapreplace(heads, (s.base + items[i + 1], n))
+        else:
+            heapq.heappop(heads)
+        j = job_of(items[i])
+        k = j.job.id
+        if k in alloc or k in gone:
+            continue
+        check.asked = False
+        if _compact_stable(r, j, check):
+            started.append(k)
+            bisect.insort(check.running, (key, k))
+            dead.clear()
+            for m in parked:
+                t = streams[m]
+                i = at[m] = bisect.bisect_right(t.items, key - t.base, at[m])
+                if i < len(t.items):
+                    heapq.heappush(heads, (t.base + t.items[i], m))
+            parked.clear()
+        elif not check.asked:
+            dead.add(s.cls)
 
 
 def queues(state: EdlState) -> tuple[dict[str, int], list[str]]:

@@ -64,6 +64,7 @@ from scheduling_opt.policies.edl import (
 )
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.elastic_tiresias import elastic_rules, gang_on
+from scheduling_opt.policies.edl.waiting import Stream, Waiting, kind
 from scheduling_opt.sim.cluster import Placement as SimPlacement
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import _curve
@@ -224,9 +225,13 @@ class EdlTiresias:
         # Job indices of each queue, ascending: the priority order is their concatenation.
         levels = len(self.params.thresholds) + 1
         self.lists: list[list[int]] = [[] for _ in range(levels)]
-        # The same split for the plan: running jobs, and waiting jobs by P_j.
+        # The same split for the plan: running jobs, and waiting jobs by kind
+        # (waiting.kind, numbered in order of appearance; kind_want: its P_j).
         self.runs: list[list[int]] = [[] for _ in range(levels)]
         self.waits: list[dict[int, list[int]]] = [{} for _ in range(levels)]
+        self.kind: dict[int, int] = {}
+        self.kinds: dict[tuple[object, ...], int] = {}
+        self.kind_want: list[int] = []
         self.on: set[int] = set()  # the jobs listed in ``runs``
         # Workers of each queue's running jobs, and each one's as listed there.
         self.run_total: list[int] = [0] * levels
@@ -273,6 +278,10 @@ class EdlTiresias:
         self.want[i] = job.parallelism
         self.by_id[key] = job
         self.floors[key] = qos_floor(job, self.params.qos)
+        k = self.kinds.setdefault(kind(job), len(self.kinds))
+        if k == len(self.kind_want):
+            self.kind_want.append(job.requested_gpus)
+        self.kind[i] = k
         self.level[i] = -1
         self.dirty.add(i)
 
@@ -284,7 +293,7 @@ class EdlTiresias:
             self._unlist(i, level)
             self._unsplit(i, level)
         key = self.ids.pop(i)
-        del self.jobs[i], self.want[i], self.by_id[key], self.floors[key]
+        del self.jobs[i], self.want[i], self.kind[i], self.by_id[key], self.floors[key]
         for d in (self.running, self.count, self.servers, self.offset, self.stamp):
             d.pop(i, None)
         del self.queue[key]
@@ -302,7 +311,7 @@ class EdlTiresias:
             self.sums[level].add(i, -n)
             lst = self.runs[level]
         else:
-            lst = self.waits[level][self.want[i]]
+            lst = self.waits[level][self.kind[i]]
         del lst[bisect.bisect_left(lst, i)]
 
     def _requeue(self, i: int, q: int, running: bool) -> None:
@@ -323,7 +332,7 @@ class EdlTiresias:
             self.sums[q].add(i, self.count[i])
             bisect.insort(self.runs[q], i)
         else:
-            bisect.insort(self.waits[q].setdefault(self.want[i], []), i)
+            bisect.insort(self.waits[q].setdefault(self.kind[i], []), i)
         if old != q:
             if old >= 0:
                 self._unlist(i, old)
@@ -472,7 +481,9 @@ class EdlTiresias:
             preempted = still
             waiting = len(self.level) - (len(count) - len(preempted) + len(started))
             if waiting > p.compaction or (waiting == 0 and max(free, default=0) > 0):
-                mode = self._elastic_rules(capacity, free, preempted, started, placed, after)
+                mode = self._elastic_rules(
+                    capacity, free, preempted, started, placed, after, waiting
+                )
                 resize = [(after[i] - count[i], i, placed[i]) for i in sorted(after) if i in count]
                 resize.sort()
             elif waiting == 0:
@@ -514,9 +525,10 @@ class EdlTiresias:
         """
         count, runs, waits, sums = self.count, self.runs[q], self.waits[q], self.sums[q]
         pos = 0  # runs[pos:] not yet planned
-        streams = [lst for w, lst in waits.items() if lst and w <= budget]
+        of = self.kind_want
+        streams = [lst for k, lst in waits.items() if lst and of[k] <= budget]
         if streams:
-            wants = [w for w, lst in waits.items() if lst and w <= budget]
+            wants = [of[k] for k, lst in waits.items() if lst and of[k] <= budget]
             heads = [(lst[0], k) for k, lst in enumerate(streams)]
             heapq.heapify(heads)
             at = [0] * len(streams)
@@ -559,12 +571,18 @@ class EdlTiresias:
         started: list[int],
         placed: dict[int, SimPlacement],
         after: dict[int, int],
+        waiting: int,
     ) -> Mode:
-        """Compaction or expansion on the step's scratch round, built for this call (O(J)).
+        """Compaction or expansion on the step's scratch round, built for this call.
 
         Fills ``started`` (compaction's starts appended), ``placed`` (the final
         placement of every started or resized job) and ``after`` (the new
-        worker count of every resized job).
+        worker count of every resized job). ``waiting``: how many jobs wait
+        after the plan. The waiting jobs go to the rules as the kept streams
+        (each queue's lists by kind, plus one per victim), so that the rules
+        visit only what they need of a long queue (issue 25); the priority
+        order (O(J)) is built only for expansion, when no job waits. O(R + S)
+        for R running jobs and S streams, plus the rules.
         """
         ids, count, servers = self.ids, self.count, self.servers
         gone = set(preempted)
@@ -582,7 +600,17 @@ class EdlTiresias:
             alloc[key] = {f"s{s}": n for s, n in placed[i]}
             workers[key] = sum(n for _, n in placed[i])
         jobs = self.jobs
-        order = [jobs[i] for lst in self.lists for i in lst]
+        of, kinds, level = self.kind_want, self.kind, self.level
+        streams = [
+            Stream(q << 32, (max(1, q), k), of[k], lst)
+            for q, by_kind in enumerate(self.waits)
+            for k, lst in by_kind.items()
+            if lst
+        ]
+        for i in preempted:  # waiting again: one stream each
+            q, k = level[i], kinds[i]
+            streams.append(Stream(q << 32, (max(1, q), k), of[k], (i,)))
+        order = [] if waiting else [jobs[i] for lst in self.lists for i in lst]
         cluster = self._cluster(capacity)
         state = EdlState._trusted(
             cluster, tuple(jobs.values()), Placement(), self.params, self.by_id
@@ -602,7 +630,8 @@ class EdlTiresias:
             shared=set(alloc),
         )
         begun = [ids[i] for i in started]
-        mode = elastic_rules(r, order, [ids[i] for i in preempted], begun)
+        queued = Waiting(streams, jobs.__getitem__, waiting)
+        mode = elastic_rules(r, order, [ids[i] for i in preempted], begun, queued)
         started[len(started) :] = [int(k) for k in begun[len(started) :]]
         for key in begun:
             placed[int(key)] = tuple(sorted((int(s[1:]), n) for s, n in r.alloc[key].items()))

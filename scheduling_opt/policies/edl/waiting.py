@@ -1,0 +1,83 @@
+"""The waiting jobs of one Elastic-Tiresias round, in priority order, in streams of like jobs.
+
+Compaction tries every waiting job in priority order, and the next-plan
+check walks the priority order for the waiting jobs whose P_j still fits
+Tiresias' budget; on a long queue both were O(J) per call, the most of a
+heavily loaded run (issue 25: P_MIX2 on 40-80 servers, thousands waiting).
+Split into streams, each a sorted list of jobs of one queue and one
+:func:`kind`, a pass merges the streams' heads and drops a whole stream at
+once: the check when its P_j g exceeds the budget (which only falls), the
+compaction loop while its class is known to fail (see
+:func:`~.elastic_tiresias.elastic_rules`). A job's priority key is
+``base + item``, the same key as the round's ``prio`` (the step: the
+position in the order; the simulator's adapter: ``(queue << 32) | index``).
+A stream may list jobs that run in the round (the passes skip them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from scheduling_opt.policies.edl._round import Round
+from scheduling_opt.policies.edl.model import EdlJob
+
+
+def kind(j: EdlJob) -> tuple[object, ...]:
+    """All that compaction reads of a waiting job besides its queue (jobs of one kind fare alike).
+
+    Compaction's attempt on a waiting job j, up to its next-plan check,
+    reads j's GPU type and GPUs per worker, min_j, P_j (so ceil(P_j g / m)
+    and its trial's length) and S_j(k)/S_j(1) for k <= P_j, besides the
+    round and max(1, queue): two jobs of one kind in one such queue class
+    reach the check, or fail before it, alike on the same round. O(P_j).
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Job
+    >>> a = EdlJob(Job("a", 1, 4, 9.0), speedup=(1.0, 1.8, 2.4, 2.9), requested=2)
+    >>> b = EdlJob(Job("b", 1, 4, 5.0), speedup=(1.0, 1.8, 2.5, 3.0), requested=2)
+    >>> kind(a) == kind(b), kind(a)
+    (True, (None, 1, 1, 2, (1.0, 1.8)))
+    """
+    job = j.job
+    p = j.parallelism
+    return (job.gpu_type, job.gpus_per_worker, job.min_workers, p, j.speedup[:p] or None)
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """Waiting jobs of one queue and one kind: priority keys ``base + item``, ascending."""
+
+    base: int
+    #: (max(1, queue), kind): compaction's outcome before its check is the class's.
+    cls: Hashable
+    #: P_j g: the GPUs a job of the stream asks of Tiresias' budget.
+    want: int
+    items: Sequence[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A round's waiting jobs as streams; ``job(item)`` is the job, ``count`` how many wait."""
+
+    streams: list[Stream]
+    job: Callable[[int], EdlJob]
+    count: int
+
+    @classmethod
+    def of(cls, r: Round, order: Sequence[EdlJob]) -> Waiting:
+        """The jobs of ``order`` not placed in ``r``, keyed by position (``r.prio`` must be it).
+
+        O(J + sum of P_j) for J jobs.
+        """
+        groups: dict[tuple[int, tuple[object, ...]], list[int]] = {}
+        alloc, queue = r.alloc, r.queue
+        for i, j in enumerate(order):
+            if j.job.id not in alloc:
+                groups.setdefault((queue[j.job.id], kind(j)), []).append(i)
+        streams = [
+            Stream(0, (max(1, q), k), order[items[0]].requested_gpus, items)
+            for (q, k), items in groups.items()
+        ]
+        return cls(streams, order.__getitem__, sum(len(s.items) for s in streams))
