@@ -75,7 +75,7 @@ class _Both:
         self.fast = et._replan_preempts
         self.seen: Counter[tuple[bool, bool]] = Counter()
 
-    def __call__(self, r: Round, waiting: Waiting, running: list[tuple[int, str]]) -> bool:
+    def __call__(self, r: Round, waiting: Waiting, running: list[tuple[int, str, int]]) -> bool:
         got = self.fast(r, waiting, running)
         # The priority order, as the step built it (r.prio sorts as the positions).
         order = sorted(r.jobs.values(), key=lambda j: r.prio[j.job.id])

@@ -38,12 +38,12 @@ def _every_job(r: Round, waiting: Waiting, gone: set[str], started: list[str]) -
     alloc = r.alloc
     order = sorted(r.jobs.values(), key=lambda j: r.prio[j.job.id])
     todo = [j for j in order if j.job.id not in alloc]
-    check = et._Check(waiting, sorted((r.prio[k], k) for k in alloc))
+    check = et._Check(waiting)
     for j in todo:
         k = j.job.id
         if k not in gone and et._compact_stable(r, j, check):
             started.append(k)
-            bisect.insort(check.running, (r.prio[k], k))
+            bisect.insort(check.placed(r), (r.prio[k], k, j.job.gpus_per_worker))
 
 
 class _Attempts:

@@ -144,16 +144,25 @@ class _Check:
     """The next-plan check's inputs in one compaction round (see :func:`_compaction`).
 
     ``waiting``: the round's waiting jobs; ``running``: ``(priority key,
-    id)`` of every job the round places, ascending, kept as compaction
-    starts jobs; ``asked``: whether the last attempt reached the check.
+    id, GPUs per worker)`` of every job the round places, ascending, built
+    at the first check of the round (most rounds make none) and kept as
+    compaction starts jobs; ``asked``: whether the last attempt reached the
+    check.
     """
 
     __slots__ = ("asked", "running", "waiting")
 
-    def __init__(self, waiting: Waiting, running: list[tuple[int, str]]) -> None:
+    def __init__(self, waiting: Waiting) -> None:
         self.waiting = waiting
-        self.running = running
+        self.running: list[tuple[int, str, int]] | None = None
         self.asked = False
+
+    def placed(self, r: Round) -> list[tuple[int, str, int]]:
+        """``running``, built from ``r`` when first asked. O(R log R) then, O(1) after."""
+        if self.running is None:
+            prio, jobs = r.prio, r.jobs
+            self.running = sorted((prio[k], k, jobs[k].job.gpus_per_worker) for k in r.alloc)
+        return self.running
 
 
 def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
@@ -170,14 +179,14 @@ def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
 
     def accept(trial: Round) -> bool:
         check.asked = True
-        running = check.running.copy()
-        bisect.insort(running, (r.prio[j.job.id], j.job.id))
+        running = check.placed(r).copy()
+        bisect.insort(running, (r.prio[j.job.id], j.job.id, j.job.gpus_per_worker))
         return not _replan_preempts(trial, check.waiting, running)
 
     return compact(r, j, accept) > 0
 
 
-def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str]]) -> bool:
+def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, int]]) -> bool:
     """Would the plan, run on the placement the round has so far, preempt a job?
 
     The next call sees the same jobs, service and queues (a promoted job that
@@ -194,12 +203,12 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str]])
     cannot fit the largest usable counts is skipped without the server
     choice, which would fail), and the victims are put back in order.
 
-    The budget pass visits ``running`` (the round's placed jobs by priority
-    key) one by one and, between them, only the waiting jobs whose P_j g
-    still fits: the streams' heads merged by key, a stream dropped once its
-    P_j g exceeds the budget (the budget only falls), so a long queue
-    costs nothing past what fits (issue 25, second pass: the pass over
-    every job in the order was O(J) per check).
+    The budget pass visits only the waiting jobs whose P_j g still fits:
+    the streams' heads merged by key, a stream dropped once its P_j g
+    exceeds the budget (the budget only falls), so a long queue costs
+    nothing past what fits (issue 25, second pass: the pass over every job
+    in the order was O(J) per check); the placed jobs (``running``, by
+    priority key) between two such jobs are kept in one sum when they fit.
     ``tests/policies/test_edl_replan.py`` checks it against the plan run in
     full (the code before both changes). O(R + S + C log S) for R placed
     jobs, S streams and C waiting jobs visited, plus O(S log S) per start
@@ -215,31 +224,45 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str]])
     at = [0] * len(streams)
     victims: list[str] = []
     starts: list[EdlJob] = []
-    for key, k in (*running, (math.inf, "")):
-        while heads and heads[0][0] < key:
-            n = heads[0][1]
-            st = streams[n]
-            if st.want > budget:
-                heapq.heappop(heads)  # this P_j g no longer fits, nor will it
-                continue
-            items = st.items
-            i = at[n]
-            at[n] = i + 1
-            if i + 1 < len(items):
-                heapq.heapreplace(heads, (st.base + items[i + 1], n))
+    demand = [count[k] * g for _, k, g in running]
+    pos, placed = 0, len(running)
+    while True:
+        # The placed jobs before the next candidate: kept in one step when they
+        # all fit, else one by one (a victim each that does not; all victims
+        # once the budget is 0, since every one holds a GPU).
+        end = bisect.bisect_left(running, (heads[0][0],), pos) if heads else placed
+        if end > pos:
+            held = sum(demand[pos:end])
+            if held <= budget:
+                budget -= held
             else:
-                heapq.heappop(heads)
-            j = job_of(items[i])
-            if j.job.id not in alloc:  # else placed: listed in ``running``
-                budget -= st.want
-                starts.append(j)
-        if not k:
+                for t in range(pos, end):
+                    if not budget:
+                        victims.extend(x[1] for x in running[t:end])
+                        break
+                    if demand[t] <= budget:
+                        budget -= demand[t]
+                    else:
+                        victims.append(running[t][1])
+            pos = end
+        if not heads:
             break
-        demand = count[k] * jobs[k].job.gpus_per_worker
-        if demand <= budget:
-            budget -= demand
+        n = heads[0][1]
+        st = streams[n]
+        if st.want > budget:
+            heapq.heappop(heads)  # this P_j g no longer fits, nor will it
+            continue
+        items = st.items
+        i = at[n]
+        at[n] = i + 1
+        if i + 1 < len(items):
+            heapq.heapreplace(heads, (st.base + items[i + 1], n))
         else:
-            victims.append(k)
+            heapq.heappop(heads)
+        j = job_of(items[i])
+        if j.job.id not in alloc:  # else placed: listed in ``running``
+            budget -= st.want
+            starts.append(j)
     if not victims:
         return False
     free = dict(r.free)
@@ -461,8 +484,8 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
     job (it depends on the job's place in the order). O(S + T log S) plus
     the attempts, for S streams and T jobs tried.
     """
-    prio, alloc = r.prio, r.alloc
-    check = _Check(waiting, sorted((prio[k], k) for k in alloc))
+    alloc = r.alloc
+    check = _Check(waiting)
     streams, job_of = waiting.streams, waiting.job
     heads = [(s.base + s.items[0], n) for n, s in enumerate(streams) if s.items]
     heapq.heapify(heads)
@@ -490,7 +513,7 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
         check.asked = False
         if _compact_stable(r, j, check):
             started.append(k)
-            bisect.insort(check.running, (key, k))
+            bisect.insort(check.placed(r), (key, k, j.job.gpus_per_worker))
             dead.clear()
             for m in parked:
                 t = streams[m]

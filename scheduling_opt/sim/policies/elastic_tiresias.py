@@ -242,6 +242,13 @@ class EdlTiresias:
         self.running: dict[int, SimPlacement] = {}
         self.count: dict[int, int] = {}
         self.servers: dict[int, dict[str, int]] = {}
+        # The same two by id, as the step's round takes them (kept, not rebuilt per call).
+        self.held: dict[str, int] = {}
+        self.alloc: dict[str, dict[str, int]] = {}
+        self.state_jobs: tuple[EdlJob, ...] | None = (
+            None  # the jobs' tuple, until one comes or goes
+        )
+        self.server_rank: dict[str, int] = {}  # the cluster's server ids -> their index
         # Each unfinished job's queue by id (the step's round reads it so).
         self.queue: dict[str, int] = {}
         self.offset: dict[int, float] = {}  # service at the last promotion to G0
@@ -264,6 +271,7 @@ class EdlTiresias:
             servers = tuple(Server(f"s{i}", "V100", c) for i, c in enumerate(capacity) if c > 0)
             self.cluster = Cluster((GpuType("V100"),), servers)
             self.capacity = capacity
+            self.server_rank = {s.id: k for k, s in enumerate(servers)}
         return self.cluster
 
     # ------------------------------------------------------------------ bookkeeping
@@ -283,6 +291,7 @@ class EdlTiresias:
             self.kind_want.append(job.requested_gpus)
         self.kind[i] = k
         self.level[i] = -1
+        self.state_jobs = None
         self.dirty.add(i)
 
     def _forget(self, i: int) -> None:
@@ -296,6 +305,9 @@ class EdlTiresias:
         del self.jobs[i], self.want[i], self.kind[i], self.by_id[key], self.floors[key]
         for d in (self.running, self.count, self.servers, self.offset, self.stamp):
             d.pop(i, None)
+        self.held.pop(key, None)
+        self.alloc.pop(key, None)
+        self.state_jobs = None
         del self.queue[key]
         self.dirty.discard(i)
 
@@ -359,7 +371,7 @@ class EdlTiresias:
                 dirty.add(i)
         pending, running = view.pending, view.running
         promoted: list[int] = []
-        offset = self.offset
+        offset, ids = self.offset, self.ids
         elastic = p.elastic  # only the elastic rules read the placements by server id
         for i in dirty:
             st = running.get(i) or pending.get(i)
@@ -374,14 +386,19 @@ class EdlTiresias:
                 held = sum(g for _, g in place) if len(place) > 1 else place[0][1]
                 self.running[i] = place
                 self.count[i] = held
+                key = ids[i]
+                self.held[key] = held
                 if elastic:
-                    self.servers[i] = {f"s{s}": g for s, g in place if g}
+                    self.servers[i] = self.alloc[key] = {f"s{s}": g for s, g in place if g}
                 if q < levels:
                     heapq.heappush(heap, (now + (th[q] - las) / held, i, s))
             else:
                 self.running.pop(i, None)
                 self.count.pop(i, None)
                 self.servers.pop(i, None)
+                key = ids[i]
+                self.held.pop(key, None)
+                self.alloc.pop(key, None)
                 if q:
                     if float(max(0.0, now - st.queued_since)) >= starvation:
                         promoted.append(i)
@@ -582,19 +599,15 @@ class EdlTiresias:
         (each queue's lists by kind, plus one per victim), so that the rules
         visit only what they need of a long queue (issue 25); the priority
         order (O(J)) is built only for expansion, when no job waits. O(R + S)
-        for R running jobs and S streams, plus the rules.
+        for R running jobs and S streams, plus the rules (the O(R) parts are
+        dict copies).
         """
-        ids, count, servers = self.ids, self.count, self.servers
-        gone = set(preempted)
-        alloc: dict[str, dict[str, int]] = {}
-        workers: dict[str, int] = {}
-        held: dict[str, int] = {}
-        for i, n in count.items():
+        ids, held = self.ids, self.held
+        alloc = dict(self.alloc)  # the entries are shared: the round copies what it changes
+        workers = dict(held)
+        for i in preempted:
             key = ids[i]
-            held[key] = n
-            if i not in gone:
-                alloc[key] = servers[i]  # shared: the round copies what it changes
-                workers[key] = n
+            del alloc[key], workers[key]
         for i in started:
             key = ids[i]
             alloc[key] = {f"s{s}": n for s, n in placed[i]}
@@ -612,16 +625,16 @@ class EdlTiresias:
             streams.append(Stream(q << 32, (max(1, q), k), of[k], (i,)))
         order = [] if waiting else [jobs[i] for lst in self.lists for i in lst]
         cluster = self._cluster(capacity)
-        state = EdlState._trusted(
-            cluster, tuple(jobs.values()), Placement(), self.params, self.by_id
-        )
+        if self.state_jobs is None:
+            self.state_jobs = tuple(jobs.values())
+        state = EdlState._trusted(cluster, self.state_jobs, Placement(), self.params, self.by_id)
         r = Round(
             state,
             self.params,
             alloc,
             {f"s{s}": f for s, f in enumerate(free) if capacity[s] > 0},
             self.queue,
-            {s.id: k for k, s in enumerate(cluster.servers)},
+            self.server_rank,
             self.by_id,
             self.floors,
             _Rank(self.level),
@@ -635,8 +648,9 @@ class EdlTiresias:
         started[len(started) :] = [int(k) for k in begun[len(started) :]]
         for key in begun:
             placed[int(key)] = tuple(sorted((int(s[1:]), n) for s, n in r.alloc[key].items()))
-        for key, n in held.items():
-            if key in r.alloc and r.count[key] != n:
+        for key in r.touched:  # only the jobs the rules changed can be resized
+            n = held.get(key)
+            if n is not None and key in r.alloc and r.count[key] != n:
                 i = int(key)
                 after[i] = r.count[key]
                 placed[i] = tuple(sorted((int(s[1:]), g) for s, g in r.alloc[key].items()))
