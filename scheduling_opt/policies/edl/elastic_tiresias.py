@@ -10,10 +10,13 @@ listed in docs/elastic.md.
 
 Complexity per step, J jobs, S servers: ordering O(J log J); the Tiresias
 plan O(J S log S); compaction (:mod:`.compaction`) O(J + S + P L D) per
-waiting job (P its requested workers, L <= ceil(P g / m) servers, D donors;
-the donors and obtainable GPUs are computed once per change of the round),
-plus one re-run of the plan per job it would start (the fixed-point check,
-on plain counts: O(J) plus O(S log S) per start that fits);
+waiting job tried (P its requested workers, L <= ceil(P g / m) servers, D
+donors; the donors and obtainable GPUs are computed once per change of the
+round; a class of like jobs that fails before the check is not tried again
+until the round changes: :func:`_compaction`), plus one re-run of the plan
+per job it would start (the fixed-point check, on plain counts: O(R + S_w +
+C log S_w) for R placed jobs, S_w streams of waiting jobs and C visited,
+plus O(S log S) per start that fits);
 expansion O(J log J + W log J) plus server scans for W workers added.
 """
 
