@@ -7,12 +7,16 @@ then required (a missing trace is skipped with a note in the report); a
 paper whose full workloads are generated needs no ``--traces``.
 Writes ``report.md``, the raw results and plots under ``--out`` (default
 ``reproduce-PAPER`` or ``reproduce-PAPER-quick``), and caches each run under
-``DIR/cache``, so a rerun only computes what changed.
+``DIR/cache``, so a rerun only computes what changed. ``--from-cache``
+writes the report from the runs already cached there and computes none (a
+long grid stopped, or still running in another process); the report then
+says it is partial and names every run it lacks.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
@@ -23,7 +27,7 @@ from scheduling_opt.reproduce.workloads import MAX_DENSITY
 from scheduling_opt.sim import limits
 from scheduling_opt.sim.command import _progress
 from scheduling_opt.sim.options import as_options, output_folder
-from scheduling_opt.sim.sweep import RunConfig, RunResult, run_sweep
+from scheduling_opt.sim.sweep import RunConfig, RunResult, cached_results, run_sweep
 
 #: Seeds a reproduction may ask for (each is a run of every policy at every point).
 MAX_SEEDS = 100
@@ -50,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seeds", type=int, metavar="N", help="seeds per run (the paper's own)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--from-cache",
+        action="store_true",
+        help="report on the runs already in --out's cache, computing none (the report "
+        "names the runs it lacks)",
+    )
 
 
 def parse_densities(text: str | None) -> tuple[float, ...] | None:
@@ -73,6 +83,26 @@ def parse_densities(text: str | None) -> tuple[float, ...] | None:
         if d not in out:
             out.append(d)
     return tuple(sorted(out))
+
+
+def partial_note(missing: Iterable[RunConfig], runs: int) -> str:
+    """The report's header line for a report written from the cache (``--from-cache``).
+
+    Examples
+    --------
+    >>> partial_note([], 3)
+    'Written from the cache (--from-cache): all 3 runs found.'
+    >>> note = partial_note([RunConfig("fifo", seed=2)], 3)
+    >>> note.split(": ")[1:]
+    ['1 of 3 runs not made', 'fifo on philly-mix2-day1 seed 2']
+    """
+    lacking = [f"{c.name} on {c.workload.name} seed {c.seed}" for c in missing]
+    if not lacking:
+        return f"Written from the cache (--from-cache): all {runs} runs found."
+    return (
+        f"PARTIAL, written from the cache (--from-cache): {len(lacking)} of {runs} runs "
+        f"not made: {', '.join(lacking)}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -118,7 +148,13 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInstanceError("--traces", f"no trace of {chosen.name} found: {notes}")
     out_dir = output_folder(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
 
+    missing: dict[str, RunConfig] = {}
+
     def sweep(todo: list[RunConfig]) -> list[RunResult]:
+        if args.from_cache:
+            found, lacking = cached_results(todo, out_dir / "cache")
+            missing.update((c.digest(), c) for c in lacking)
+            return found
         with as_options():
             return run_sweep(
                 todo,
@@ -141,6 +177,10 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"judged densities: {judged}")
         results = sweep(chosen.configs(args.quick, traces, densities, args.seeds, judged))
+    if args.from_cache:
+        notes = [*notes, partial_note(missing.values(), len(missing) + len(results))]
+        if not args.quiet:
+            print(notes[-1])
     for name, group in by_workload(results).items():
         print(f"{chosen.source}, workload {name}:")
         print(claims_table(chosen, group))
