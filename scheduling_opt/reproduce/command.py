@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
@@ -55,6 +56,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, metavar="N", help="seeds per run (the paper's own)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--start-overhead",
+        type=float,
+        default=0.0,
+        metavar="T",
+        help="every run's jobs owe T x (1 + log2 GPUs) of work at each start, "
+        "resumes included (0; the Chronus artifact: 0.5 min)",
+    )
+    parser.add_argument(
         "--from-cache",
         action="store_true",
         help="report on the runs already in --out's cache, computing none (the report "
@@ -83,6 +92,29 @@ def parse_densities(text: str | None) -> tuple[float, ...] | None:
         if d not in out:
             out.append(d)
     return tuple(sorted(out))
+
+
+def overhead(configs: list[RunConfig], args: argparse.Namespace) -> list[RunConfig]:
+    """``configs`` with ``--start-overhead`` set on every run (checked as the option)."""
+    if not args.start_overhead:
+        return configs
+    with as_options():
+        return [replace(c, start_overhead=args.start_overhead) for c in configs]
+
+
+def overhead_note(per_start: float, unit: str) -> str:
+    """The report's header line for ``--start-overhead``.
+
+    Examples
+    --------
+    >>> overhead_note(0.5, "minutes")[:72]
+    'Every policy pays a start overhead (--start-overhead): 0.5 x (1 + log2 g)'
+    """
+    return (
+        f"Every policy pays a start overhead (--start-overhead): {per_start:g} x (1 + log2 g) "
+        f"{unit} of work at each start of a g-GPU job, resumes included (the default run "
+        "charges none)."
+    )
 
 
 def partial_note(missing: Iterable[RunConfig], runs: int) -> str:
@@ -143,7 +175,9 @@ def run(args: argparse.Namespace) -> int:
     traces = Path(args.traces) if args.traces is not None else None
     with as_options():
         _, notes = chosen.workloads(args.quick, traces)
-        configs = chosen.configs(args.quick, traces, densities, args.seeds)
+        configs = overhead(chosen.configs(args.quick, traces, densities, args.seeds), args)
+    if args.start_overhead:
+        notes = [*notes, overhead_note(args.start_overhead, chosen.unit)]
     if not configs:
         raise InvalidInstanceError("--traces", f"no trace of {chosen.name} found: {notes}")
     out_dir = output_folder(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
@@ -176,7 +210,9 @@ def run(args: argparse.Namespace) -> int:
         }
         if not args.quiet:
             print(f"judged densities: {judged}")
-        results = sweep(chosen.configs(args.quick, traces, densities, args.seeds, judged))
+        with as_options():
+            stage_two = chosen.configs(args.quick, traces, densities, args.seeds, judged)
+        results = sweep(overhead(stage_two, args))
     if args.from_cache:
         notes = [*notes, partial_note(missing.values(), len(missing) + len(results))]
         if not args.quiet:

@@ -176,3 +176,32 @@ def test_from_cache_reports_the_cached_runs_and_names_the_missing_ones(
     assert "tiresias on tiny seed 0" in report
     assert "| edl-tiresias |" in report  # the cached run is reported
     assert sorted(cache.glob("*.pkl")) == [e for e in entries if e.stem != dropped.digest()]
+
+
+def test_start_overhead_reaches_every_run_and_the_report_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pickle
+
+    tiny = replace(
+        PAPERS["edl"],
+        servers=2,
+        seeds=1,
+        sweep=None,
+        policies=tuple(p for p in PAPERS["edl"].policies if p.policy == "tiresias"),
+        quick_spec=PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=20), label="tiny"),
+    )
+    monkeypatch.setitem(PAPERS, "edl", tiny)
+    assert run(_args("edl", "--quick", "--out", str(tmp_path), "--start-overhead", "0.25")) == 0
+    assert (
+        "0.25 x (1 + log2 g) minutes of work at each start" in (tmp_path / "report.md").read_text()
+    )
+    [entry] = (tmp_path / "cache").glob("*.pkl")
+    with entry.open("rb") as f:
+        result = pickle.load(f)
+    assert result.config.start_overhead == 0.25
+    # Each job owes 0.25 x (1 + log2 g) per start: it ends no sooner than its
+    # submit + work (at most speed 1 on its own GPUs) + one overhead.
+    out = result.output
+    for job, end in zip(out.jobs, out.end, strict=True):
+        assert end - job.submit >= job.work + 0.25 * (1 + math.log2(job.gpus)) - 1e-9
