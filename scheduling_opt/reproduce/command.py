@@ -107,7 +107,7 @@ def overhead_note(per_start: float, unit: str) -> str:
 
     Examples
     --------
-    >>> overhead_note(0.5, "minutes")[:72]
+    >>> overhead_note(0.5, "minutes")[:73]
     'Every policy pays a start overhead (--start-overhead): 0.5 x (1 + log2 g)'
     """
     return (
