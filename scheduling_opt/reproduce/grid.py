@@ -292,5 +292,6 @@ def sweep_table(claim: Claim, grid: Sequence[Point]) -> dict[str, dict[float, fl
     """
     out: dict[str, dict[float, float | None]] = {}
     for p in grid:
-        out.setdefault(p.workload, {})[p.density] = claim.ours(p.metrics)
+        if p.workload not in claim.skip_on:
+            out.setdefault(p.workload, {})[p.density] = claim.ours(p.metrics)
     return out
