@@ -94,7 +94,11 @@ def cases(sets: list[str], traces: Path) -> list[Case]:
         else:
             for c in PAPERS[name].configs(quick=False, traces=traces):
                 seed = f" seed {c.seed}" if PAPERS[name].seeds > 1 else ""
-                out.append(Case(name, f"{c.policy}{seed}", c))
+                # A set's sweep over load runs each policy at several densities
+                # (EDL: the trace on 120 / d servers): the label names it.
+                d = getattr(c.workload, "density", 1.0)
+                at = f" d = {d:g} ({c.servers} servers)" if d != 1.0 else ""
+                out.append(Case(name, f"{c.policy}{seed}{at}", c))
     return out
 
 
