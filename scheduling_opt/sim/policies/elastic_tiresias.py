@@ -226,7 +226,8 @@ class EdlTiresias:
         levels = len(self.params.thresholds) + 1
         self.lists: list[list[int]] = [[] for _ in range(levels)]
         # The same split for the plan: running jobs, and waiting jobs by kind
-        # (waiting.kind, numbered in order of appearance; kind_want: its P_j).
+        # (waiting.kind, numbered in order of appearance; kind_want: its P_j g,
+        # which is P_j here: one GPU per worker).
         self.runs: list[list[int]] = [[] for _ in range(levels)]
         self.waits: list[dict[int, list[int]]] = [{} for _ in range(levels)]
         self.kind: dict[int, int] = {}
@@ -245,9 +246,8 @@ class EdlTiresias:
         # The same two by id, as the step's round takes them (kept, not rebuilt per call).
         self.held: dict[str, int] = {}
         self.alloc: dict[str, dict[str, int]] = {}
-        self.state_jobs: tuple[EdlJob, ...] | None = (
-            None  # the jobs' tuple, until one comes or goes
-        )
+        # The jobs' tuple for the step's state, kept until a job comes or goes.
+        self.state_jobs: tuple[EdlJob, ...] | None = None
         self.server_rank: dict[str, int] = {}  # the cluster's server ids -> their index
         # Each unfinished job's queue by id (the step's round reads it so).
         self.queue: dict[str, int] = {}
