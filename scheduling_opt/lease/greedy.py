@@ -161,6 +161,11 @@ def _greedy(
         schedule = raw if lazy else compact(inp, raw)
         if best is None or _better(inp, schedule, best):
             best, settled = schedule, not lazy
+            if lazy and schedule.complete():
+                # Every job at its first level: the most any schedule earns
+                # (rewards do not increase with later levels), so no later
+                # order is better (_better wants strictly more).
+                break
     if best is not None and not settled:
         best = compact(inp, best)
     return best
