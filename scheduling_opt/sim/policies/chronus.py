@@ -55,9 +55,12 @@ Chronus (SoCC '21) §3.3, §3.4.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from scheduling_opt.lease import (
     LeaseDecision,
@@ -219,6 +222,9 @@ class Chronus:
         # artifact's bins under its estimate (the job's GPUs are then binned).
         self.lease_round_up = self.round_up and estimate == "oracle"
         self.est: dict[int, int] = {}  # the artifact's estimate per job (on first need)
+        # Per job its last lease job (origin, remaining, job or None, steps from
+        # origin): between terms every admission check rebuilds the same steps.
+        self.lease_jobs: dict[int, tuple[float, float, Job | None, tuple[RewardStep, ...]]] = {}
         self.deadline: dict[int, float] = {}  # absolute deadline of the artifact's checks
         # The artifact's queue (queue="artifact"): its classes beyond guaranteed/not.
         self.lowest: set[int] = set()
@@ -286,19 +292,25 @@ class Chronus:
 
     def _lease_job(self, st: JobView, now: float, origin: float) -> Job | None:
         """The job in the lease model from ``origin``, or None when no deadline is reachable."""
-        steps = [(t - origin, v) for t, v in st.job.deadlines if t > origin]
         remaining = self._remaining(st, now)
+        cached = self.lease_jobs.get(st.index)
+        if cached is not None and cached[0] == origin:
+            if cached[1] == remaining:
+                return cached[2]
+            steps = cached[3]
+        else:
+            # Trusted: the SimJob was validated; steps after origin are finite and > 0.
+            steps = tuple(
+                RewardStep._trusted(t - origin, v) for t, v in st.job.deadlines if t > origin
+            )
         need = math.ceil(remaining / self.lease_length)
-        if not steps or self._cap(math.floor(steps[-1][0] / self.lease_length)) < need:
-            return None
-        gpus = bins(st.job.gpus) if self.estimate == "artifact" else st.job.gpus
-        # Trusted: the SimJob was validated; steps after origin are finite and > 0.
-        return Job._trusted(
-            str(st.index),
-            gpus,
-            remaining,
-            tuple(RewardStep._trusted(t, v) for t, v in steps),
-        )
+        if not steps or self._cap(math.floor(steps[-1].time / self.lease_length)) < need:
+            job = None
+        else:
+            gpus = bins(st.job.gpus) if self.estimate == "artifact" else st.job.gpus
+            job = Job._trusted(str(st.index), gpus, remaining, steps)
+        self.lease_jobs[st.index] = (origin, remaining, job, steps)
+        return job
 
     def _admit(self, view: View, origin: float, *, quick: bool) -> None:
         """Admission control of the SLO jobs that arrived (§3.3.2), in arrival order.
@@ -463,12 +475,11 @@ class Chronus:
         """The GPUs per term that a schedule of the guaranteed jobs holds, from ``origin``."""
         gpus = {job.id: self._lease_charge(job) for job in jobs}
         size = self.max_terms + 2 if self.max_terms is not None else 2
-        load = [0] * size
-        for job_id, held in terms.items():
-            for k in held:
-                if k >= len(load):
-                    load.extend([0] * (k + 1 - len(load)))
-                load[k] += gpus[job_id]
+        # One bincount over every held term (terms >= 0; exact: integer sums).
+        counts = [len(held) for held in terms.values()]
+        flat = np.fromiter(itertools.chain.from_iterable(terms.values()), np.int64, sum(counts))
+        weights = np.repeat(np.array([gpus[j] for j in terms], dtype=np.float64), counts)
+        load = np.bincount(flat, weights, minlength=size).astype(np.int64).tolist()
         self.load, self.load_origin = load, origin
 
     def _lease_charge(self, job: Job) -> int:
