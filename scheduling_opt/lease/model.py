@@ -157,9 +157,21 @@ def _lease_job(job: Job, inp: LeaseInput, i: int) -> LeaseJob:
                 "set params.max_terms to cap the horizon",
             )
         if due >= need and due > last:
-            levels.append(Level(p, due, float(step.reward)))
+            key = (p, due, float(step.reward))
+            level = _LEVELS.get(key)
+            if level is None:
+                level = Level(*key)
+                if len(_LEVELS) < 65536 and key[2] != 0.0:  # -0.0 == 0.0: not shared
+                    _LEVELS[key] = level
+            levels.append(level)
             last = due
     return LeaseJob(job.id, gpus, need, tuple(levels))
+
+
+#: Levels are immutable values: one object per (index, due, reward) seen, shared
+#: by every lease job that reaches it (the simulator builds ~100,000 lease jobs
+#: per P_MIX2 run from a few hundred distinct levels).
+_LEVELS: dict[tuple[int, int, float], Level] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -219,7 +219,9 @@ def pack(
     nodes = 0
     budget = -1 if node_limit is None else node_limit + 1
 
-    def children(state: tuple[Runs, ...], left: int, cap: list[int]) -> Iterator[tuple[int, ...]]:
+    def children(
+        state: tuple[Runs, ...], left: int, cap: list[int], avail: list[int]
+    ) -> Iterator[tuple[int, ...]]:
         """Maximal count vectors whose child passes its energy rows, largest sizes first.
 
         Of a released job of slack s = left - work, running in this term
@@ -229,13 +231,6 @@ def pack(
         Per size the jobs are taken most work first, so the ones left out
         are a suffix of the runs (slack ascending).
         """
-        avail = [sum(n for _, n in r) for r in state]
-        if sum(g * n for g, n in zip(sizes, avail, strict=True)) <= capacity:
-            # Every released job fits: the one maximal vector takes them all
-            # (it leaves no job out, so no row changes; ``rec`` would yield it
-            # first and then only vectors that are not maximal).
-            yield tuple(avail)
-            return
         lowest = list(accumulate(reversed(cap), min))[::-1]  # lowest[s] = min(cap[s:])
         lows: list[int] = []
         for c in range(n_cls):
@@ -324,9 +319,15 @@ def pack(
             return False
         # Energy rows: work due in the last k terms, k = 0..left.
         slope = [0] * (left + 1)
+        avail: list[int] = []  # released jobs with work left, per size
+        used = 0  # their GPUs
         for g, r in zip(sizes, state, strict=True):
+            count = 0
             for w, n in r:
                 slope[left - w] += g * n
+                count += n
+            avail.append(count)
+            used += g * count
         fut = future[tau]
         # must[k]: released jobs' work due in the last k terms (slope summed twice).
         must = list(accumulate(accumulate(slope[:left]), initial=0))
@@ -334,7 +335,15 @@ def pack(
         if min(cap) < 0 or must[left] + fut[left] > capacity * left:
             failed[tau].add(state)
             return False
-        for ks in children(state, left, cap):
+        if used <= capacity:
+            # Every released job fits: the one maximal vector runs them all
+            # (what ``children`` yields first, and then nothing maximal).
+            choice[tau] = tuple(avail)
+            if dfs(tau + 1, tuple(tuple((w - 1, n) for w, n in r if w > 1) for r in state)):
+                return True
+            failed[tau].add(state)
+            return False
+        for ks in children(state, left, cap, avail):
             nxt = tuple(_advance(r, k) for r, k in zip(state, ks, strict=True))
             choice[tau] = ks
             if dfs(tau + 1, nxt):
