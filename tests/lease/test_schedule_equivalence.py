@@ -97,9 +97,10 @@ def test_greedy_makes_the_former_choice() -> None:
 def test_light_inputs_compact_and_choose_as_before(seed: int) -> None:
     """Where every job fits into every term at once (capacity >= sum G, or just below).
 
-    ``compact`` then moves each job to its first terms without the scan, and
-    the greedy stops at the first order that gives every job its first
-    level: both must give the former schedules.
+    ``place`` then gives each job its last terms before its first deadline
+    and ``compact`` moves each job to its first terms, both without the
+    scan, and the greedy stops at the first order that gives every job its
+    first level: all must give the former schedules.
     """
     for inp in _inputs(seed):
         total = int(inp.gpus.sum())
@@ -115,7 +116,9 @@ def test_light_inputs_compact_and_choose_as_before(seed: int) -> None:
                 max_terms=inp.max_terms,
             )
             for order in (density_order, deadline_order, slack_order):
-                raw = relevel(light, place(light, order(light)))
+                held = place(light, order(light))
+                assert held == ref.place(light, order(light))
+                raw = relevel(light, held)
                 assert compact(light, raw) == ref.compact(light, raw)
             expected = ref.greedy_schedule(light)
             assert greedy_schedule(light) == expected
