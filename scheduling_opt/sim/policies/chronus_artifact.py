@@ -43,16 +43,18 @@ code: each is a rule read from it and written again.
   them through their windows (30 start at the next term) where ours put
   all 355 at the earliest terms (docs/reproduction.md). Late is the rule
   of the artifact's own greedy selection and admission packing.
-- ``search_rows=400``: the artifact's selection MILP takes at most
-  ``MAX_SEARCH_JOB`` = 1,200 x T_l / 60 rows, one per guaranteed job and
-  reward step (lines 11, 146-147, 828-881); beyond, the jobs that hold
-  reservations are frozen, most (binned) GPUs and latest windows first,
-  until the excess rows are out: they keep their terms (``cache_solution``,
-  run in the term if it holds it, 906-911), so the selection's term-0
-  minimisation below does not move them, and :func:`late_layout` keeps
-  them where they are (``Chronus._frozen``). Measured on P_MIX2: from
-  minute 6,680 the artifact's selection has 1,000-2,100 rows and solves
-  130-550 of them (docs/reproduction.md).
+- ``search_rows=400`` (an option, not in :data:`ARTIFACT_POLICY`): the
+  artifact's selection MILP takes at most ``MAX_SEARCH_JOB`` = 1,200 x
+  T_l / 60 rows, one per guaranteed job and reward step (lines 11,
+  146-147, 828-881); beyond, the jobs that hold reservations are frozen,
+  most (binned) GPUs and latest windows first, until the excess rows are
+  out: they keep their terms (``cache_solution``; run in the term if it
+  holds it, 906-911), so the term-0 minimisation of
+  ``selection="artifact"`` does not move them, and :func:`late_layout`
+  keeps them where they are (``Chronus._frozen``). The rule is the
+  artifact's, but the terms a frozen job keeps are CBC's choice when it
+  was last in the MILP; ours keeps the terms our solver gave it, and on
+  P_MIX2 that overshoots (docs/reproduction.md): left out of the preset.
 - ``term_release="all"``: every term boundary releases every running job
   that the term's selection does not hold (792-816); they restart by the
   queue order, paying the engine's start overhead (595-601, 1005-1011).
@@ -133,7 +135,6 @@ ARTIFACT_POLICY: dict[str, object] = {
     "fill_overhead": False,
     "cache_layout": "late",
     "max_terms": None,
-    "search_rows": 400,
 }
 #: One job in the artifact's admission packing: (GPUs charged, terms needed,
 #: window: the terms from the next one that end by its deadline).
