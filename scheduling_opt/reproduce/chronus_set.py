@@ -43,6 +43,8 @@ CHRONUS_BASELINES = ("yarn-cs-slo", "edf", "3sigma", "genie", "tiresias", "themi
 CONTEXT_BASELINES = ("edf-np", "fifo")
 #: Chronus' variants (full mode, judged density only): selection and admission ablations.
 CHRONUS_VARIANTS = ("chronus-greedy", "chronus-exact", "chronus-no-admission")
+#: Workloads of SLO jobs only: Fig. 9(b)'s best-effort JCT does not speak of them.
+SLO_ONLY = ("P_SLO",)
 #: Fig. 9(c-f)'s densities.
 DENSITIES = (0.8, 1.0, 1.2, 1.4, 1.6)
 #: The quick run's servers and job density (benchmarks/chronus_quick_size.py).

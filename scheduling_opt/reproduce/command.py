@@ -7,12 +7,17 @@ then required (a missing trace is skipped with a note in the report); a
 paper whose full workloads are generated needs no ``--traces``.
 Writes ``report.md``, the raw results and plots under ``--out`` (default
 ``reproduce-PAPER`` or ``reproduce-PAPER-quick``), and caches each run under
-``DIR/cache``, so a rerun only computes what changed.
+``DIR/cache``, so a rerun only computes what changed. ``--from-cache``
+writes the report from the runs already cached there and computes none (a
+long grid stopped, or still running in another process); the report then
+says it is partial and names every run it lacks.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
@@ -23,7 +28,7 @@ from scheduling_opt.reproduce.workloads import MAX_DENSITY
 from scheduling_opt.sim import limits
 from scheduling_opt.sim.command import _progress
 from scheduling_opt.sim.options import as_options, output_folder
-from scheduling_opt.sim.sweep import RunConfig, RunResult, run_sweep
+from scheduling_opt.sim.sweep import RunConfig, RunResult, cached_results, run_sweep
 
 #: Seeds a reproduction may ask for (each is a run of every policy at every point).
 MAX_SEEDS = 100
@@ -50,6 +55,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seeds", type=int, metavar="N", help="seeds per run (the paper's own)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--start-overhead",
+        type=float,
+        default=0.0,
+        metavar="T",
+        help="every run's jobs owe T x (1 + log2 GPUs) of work at each start, "
+        "resumes included (0; the Chronus artifact: 0.5 min)",
+    )
+    parser.add_argument(
+        "--from-cache",
+        action="store_true",
+        help="report on the runs already in --out's cache, computing none (the report "
+        "names the runs it lacks)",
+    )
 
 
 def parse_densities(text: str | None) -> tuple[float, ...] | None:
@@ -73,6 +92,49 @@ def parse_densities(text: str | None) -> tuple[float, ...] | None:
         if d not in out:
             out.append(d)
     return tuple(sorted(out))
+
+
+def overhead(configs: list[RunConfig], args: argparse.Namespace) -> list[RunConfig]:
+    """``configs`` with ``--start-overhead`` set on every run (checked as the option)."""
+    if not args.start_overhead:
+        return configs
+    with as_options():
+        return [replace(c, start_overhead=args.start_overhead) for c in configs]
+
+
+def overhead_note(per_start: float, unit: str) -> str:
+    """The report's header line for ``--start-overhead``.
+
+    Examples
+    --------
+    >>> overhead_note(0.5, "minutes")[:73]
+    'Every policy pays a start overhead (--start-overhead): 0.5 x (1 + log2 g)'
+    """
+    return (
+        f"Every policy pays a start overhead (--start-overhead): {per_start:g} x (1 + log2 g) "
+        f"{unit} of work at each start of a g-GPU job, resumes included (the default run "
+        "charges none)."
+    )
+
+
+def partial_note(missing: Iterable[RunConfig], runs: int) -> str:
+    """The report's header line for a report written from the cache (``--from-cache``).
+
+    Examples
+    --------
+    >>> partial_note([], 3)
+    'Written from the cache (--from-cache): all 3 runs found.'
+    >>> note = partial_note([RunConfig("fifo", seed=2)], 3)
+    >>> note.split(": ")[1:]
+    ['1 of 3 runs not made', 'fifo on philly-mix2-day1 seed 2']
+    """
+    lacking = [f"{c.name} on {c.workload.name} seed {c.seed}" for c in missing]
+    if not lacking:
+        return f"Written from the cache (--from-cache): all {runs} runs found."
+    return (
+        f"PARTIAL, written from the cache (--from-cache): {len(lacking)} of {runs} runs "
+        f"not made: {', '.join(lacking)}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,12 +175,20 @@ def run(args: argparse.Namespace) -> int:
     traces = Path(args.traces) if args.traces is not None else None
     with as_options():
         _, notes = chosen.workloads(args.quick, traces)
-        configs = chosen.configs(args.quick, traces, densities, args.seeds)
+        configs = overhead(chosen.configs(args.quick, traces, densities, args.seeds), args)
+    if args.start_overhead:
+        notes = [*notes, overhead_note(args.start_overhead, chosen.unit)]
     if not configs:
         raise InvalidInstanceError("--traces", f"no trace of {chosen.name} found: {notes}")
     out_dir = output_folder(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
 
+    missing: dict[str, RunConfig] = {}
+
     def sweep(todo: list[RunConfig]) -> list[RunResult]:
+        if args.from_cache:
+            found, lacking = cached_results(todo, out_dir / "cache")
+            missing.update((c.digest(), c) for c in lacking)
+            return found
         with as_options():
             return run_sweep(
                 todo,
@@ -140,7 +210,13 @@ def run(args: argparse.Namespace) -> int:
         }
         if not args.quiet:
             print(f"judged densities: {judged}")
-        results = sweep(chosen.configs(args.quick, traces, densities, args.seeds, judged))
+        with as_options():
+            stage_two = chosen.configs(args.quick, traces, densities, args.seeds, judged)
+        results = sweep(overhead(stage_two, args))
+    if args.from_cache:
+        notes = [*notes, partial_note(missing.values(), len(missing) + len(results))]
+        if not args.quiet:
+            print(notes[-1])
     for name, group in by_workload(results).items():
         print(f"{chosen.source}, workload {name}:")
         print(claims_table(chosen, group))

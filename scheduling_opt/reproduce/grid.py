@@ -263,7 +263,7 @@ def evaluate(paper: PaperSet, results: Sequence[RunResult], *, quick: bool) -> l
     rows: list[ClaimRow] = []
     for claim in paper.claims:
         if claim.scope == "grid":
-            candidates = [_row(claim, p) for p in grid]
+            candidates = [_row(claim, p) for p in grid if p.workload not in claim.skip_on]
             known = [r for r in candidates if r.ours is not None]
             if known:
                 best = max(known, key=lambda r: r.ours if r.ours is not None else 0.0)
@@ -271,9 +271,10 @@ def evaluate(paper: PaperSet, results: Sequence[RunResult], *, quick: bool) -> l
                 continue
             rows.append(_missing(claim, "the grid"))
             continue
-        if not judged:
+        mine = [p for p in judged if p.workload not in claim.skip_on]
+        if not mine:
             rows.append(_missing(claim, "no run"))
-        rows += [_row(claim, p) for p in judged]
+        rows += [_row(claim, p) for p in mine]
     return rows
 
 
@@ -291,5 +292,6 @@ def sweep_table(claim: Claim, grid: Sequence[Point]) -> dict[str, dict[float, fl
     """
     out: dict[str, dict[float, float | None]] = {}
     for p in grid:
-        out.setdefault(p.workload, {})[p.density] = claim.ours(p.metrics)
+        if p.workload not in claim.skip_on:
+            out.setdefault(p.workload, {})[p.density] = claim.ours(p.metrics)
     return out

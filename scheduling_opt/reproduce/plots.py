@@ -1,7 +1,9 @@
 """The load sweep's plot: each claim's number against the measured offered load.
 
 One panel per claim that has a direction (reductions, ratios), one line per
-base workload, a dashed line at the paper's number and a dotted one at "no
+base workload (none for a workload the claim skips), a thin line per
+``Claim.over`` label (the baseline under a parameter's other values, e.g.
+Gandiva's interference), a dashed line at the paper's number and a dotted one at "no
 difference". matplotlib is optional: without it no plot is written.
 """
 
@@ -12,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduling_opt.reproduce.grid import Point
-from scheduling_opt.reproduce.papers import PaperSet
+from scheduling_opt.reproduce.papers import Claim, PaperSet
 
 
 def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool:
@@ -34,11 +36,13 @@ def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool
     workloads = list(dict.fromkeys(p.workload for p in grid))
     for ax, claim in zip(axes.flat, claims, strict=False):
         for w in workloads:
-            pts = sorted((p.offered_load, claim.ours(p.metrics)) for p in grid if p.workload == w)
-            xs = [x for x, y in pts if y is not None]
-            ys = [y if claim.kind == "ratio" else -y for x, y in pts if y is not None]
-            if xs:
-                ax.plot(xs, ys, marker="o", label=w)
+            if w in claim.skip_on:
+                continue
+            mine = [p for p in grid if p.workload == w]
+            _line(ax, claim, [(p.offered_load, claim.ours(p.metrics)) for p in mine], w, "o")
+            for label in claim.over:  # the baseline under the parameter's other values
+                pts = [(p.offered_load, claim.against(p.metrics, label)) for p in mine]
+                _line(ax, claim, pts, f"{w} vs {label}", ".", thin=True)
         paper_y = claim.paper if claim.kind == "ratio" else -claim.paper
         ax.axhline(paper_y, linestyle="--", color="grey", linewidth=0.8, label="paper")
         ax.axhline(1.0 if claim.kind == "ratio" else 0.0, linestyle=":", color="black", lw=0.6)
@@ -47,8 +51,25 @@ def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool
         ax.set_ylabel("x lower" if claim.kind == "ratio" else "change (%)")
     for ax in list(axes.flat)[len(claims) :]:
         ax.set_visible(False)
-    axes.flat[0].legend(fontsize="x-small")
+    for ax in list(axes.flat)[: len(claims)]:
+        ax.legend(fontsize="xx-small")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
+
+
+def _line(
+    ax: Any,
+    claim: Claim,
+    pts: Sequence[tuple[float, float | None]],
+    label: str,
+    marker: str,
+    *,
+    thin: bool = False,
+) -> None:
+    """One line of ``claim``'s numbers against offered load (points without a number left out)."""
+    known = sorted((x, y if claim.kind == "ratio" else -y) for x, y in pts if y is not None)
+    if known:
+        xs, ys = zip(*known, strict=True)
+        ax.plot(xs, ys, marker=marker, label=label, linewidth=0.7 if thin else 1.5)

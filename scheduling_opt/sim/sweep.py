@@ -270,6 +270,44 @@ def _cached(cache_dir: Path | None, config: RunConfig) -> RunResult | None:
         return None  # a damaged or outdated cache entry is simply recomputed
 
 
+def cached_results(
+    configs: Sequence[RunConfig], cache_dir: Path
+) -> tuple[list[RunResult], list[RunConfig]]:
+    """The results of ``configs`` found in ``cache_dir`` (in order) and the configs not there.
+
+    Computes nothing: for a report on a sweep that is still running elsewhere
+    or was stopped. A damaged or outdated entry counts as missing.
+
+    Parameters
+    ----------
+    configs : sequence of RunConfig
+        The sweep's configurations.
+    cache_dir : Path
+        The folder :func:`run_sweep` caches into.
+
+    Returns
+    -------
+    tuple of (list of RunResult, list of RunConfig)
+        The cached results and the missing configurations, each in ``configs``' order.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> found, missing = cached_results([RunConfig("fifo")], Path(tempfile.mkdtemp()))
+    >>> found, [c.name for c in missing]
+    ([], ['fifo'])
+    """
+    found: list[RunResult] = []
+    missing: list[RunConfig] = []
+    for config in configs:
+        result = _cached(cache_dir, config)
+        if result is None:
+            missing.append(config)
+        else:
+            found.append(result)
+    return found, missing
+
+
 def _store(cache_dir: Path | None, result: RunResult) -> None:
     if cache_dir is None:
         return

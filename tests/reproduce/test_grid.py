@@ -142,6 +142,22 @@ def test_grid_claims_are_judged_at_the_paper_load_and_up_to_over_the_grid() -> N
         best = max(best, *(mean(b, runs) / mean("sjf", runs) for b in ("fifo", "edf")))
     assert up_to.ours == pytest.approx(best)
     assert up_to.verdict is judge("ratio", 2.0, best)
+    # A claim that does not speak of "syn" (skip_on) has no row there and no
+    # "up to" over it: each says no data; skipping another workload changes nothing.
+    skipped = replace(
+        tiny,  # type: ignore[type-var]
+        claims=tuple(replace(c, skip_on=("syn",)) for c in tiny.claims),  # type: ignore[attr-defined]
+    )
+    assert [(r.where, r.verdict) for r in evaluate(skipped, results, quick=True)] == [  # type: ignore[arg-type]
+        ("no run", Verdict.NO_DATA),
+        ("the grid", Verdict.NO_DATA),
+    ]
+    other = replace(
+        tiny,  # type: ignore[type-var]
+        claims=tuple(replace(c, skip_on=("P_SLO",)) for c in tiny.claims),  # type: ignore[attr-defined]
+    )
+    again = evaluate(other, results, quick=True)  # type: ignore[arg-type]
+    assert [replace(r, claim=c) for r, c in zip(again, tiny.claims, strict=True)] == rows  # type: ignore[attr-defined]
 
 
 def _args(*argv: str) -> argparse.Namespace:

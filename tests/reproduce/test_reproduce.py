@@ -139,3 +139,69 @@ def test_a_report_in_seconds_says_seconds_in_every_header(
         assert "minutes" not in text
     summary = json.loads((tmp_path / "tiny" / "summary.json").read_text())
     assert summary["time_unit"] == "seconds"
+
+
+def test_from_cache_reports_the_cached_runs_and_names_the_missing_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two policies on a 20-job workload: run both, drop one's cache entry, then
+    # --from-cache must report the other, compute nothing and name the lacking run.
+    tiny = replace(
+        PAPERS["edl"],
+        servers=2,
+        seeds=1,
+        sweep=None,
+        policies=tuple(
+            p for p in PAPERS["edl"].policies if p.policy in ("tiresias", "edl-tiresias")
+        ),
+        quick_spec=PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=20), label="tiny"),
+    )
+    monkeypatch.setitem(PAPERS, "edl", tiny)
+    assert run(_args("edl", "--quick", "--out", str(tmp_path))) == 0
+    cache = tmp_path / "cache"
+    entries = sorted(cache.glob("*.pkl"))
+    assert len(entries) == 2
+    assert run(_args("edl", "--quick", "--out", str(tmp_path), "--from-cache")) == 0
+    assert (
+        "Written from the cache (--from-cache): all 2 runs found."
+        in (tmp_path / "report.md").read_text()
+    )
+
+    configs = tiny.configs(True, None, None, None)
+    dropped = next(c for c in configs if c.policy == "tiresias")
+    (cache / f"{dropped.digest()}.pkl").unlink()
+    assert run(_args("edl", "--quick", "--out", str(tmp_path), "--from-cache")) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert "PARTIAL, written from the cache (--from-cache): 1 of 2 runs not made: " in report
+    assert "tiresias on tiny seed 0" in report
+    assert "| edl-tiresias |" in report  # the cached run is reported
+    assert sorted(cache.glob("*.pkl")) == [e for e in entries if e.stem != dropped.digest()]
+
+
+def test_start_overhead_reaches_every_run_and_the_report_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pickle
+
+    tiny = replace(
+        PAPERS["edl"],
+        servers=2,
+        seeds=1,
+        sweep=None,
+        policies=tuple(p for p in PAPERS["edl"].policies if p.policy == "tiresias"),
+        quick_spec=PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=20), label="tiny"),
+    )
+    monkeypatch.setitem(PAPERS, "edl", tiny)
+    assert run(_args("edl", "--quick", "--out", str(tmp_path), "--start-overhead", "0.25")) == 0
+    assert (
+        "0.25 x (1 + log2 g) minutes of work at each start" in (tmp_path / "report.md").read_text()
+    )
+    [entry] = (tmp_path / "cache").glob("*.pkl")
+    with entry.open("rb") as f:
+        result = pickle.load(f)
+    assert result.config.start_overhead == 0.25
+    # Each job owes 0.25 x (1 + log2 g) per start: it ends no sooner than its
+    # submit + work (at most speed 1 on its own GPUs) + one overhead.
+    out = result.output
+    for job, end in zip(out.jobs, out.end, strict=True):
+        assert end - job.submit >= job.work + 0.25 * (1 + math.log2(job.gpus)) - 1e-9
