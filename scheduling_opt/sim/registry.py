@@ -152,6 +152,7 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "force_short",
             "fill_overhead",
             "cache_layout",
+            "search_rows",
         )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)
