@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from scheduling_opt.batch_size.cpsat_terms import ROUNDING_TOLERANCE
 from scheduling_opt.batch_size.dp import (
     SERVER_DP_MAX_WORK,
     knapsack_relaxation,
@@ -39,7 +40,6 @@ from scheduling_opt.batch_size.dp import (
 from scheduling_opt.batch_size.evaluate import objective, solution_of
 from scheduling_opt.batch_size.exact import (
     MAX_CPSAT_VARIABLES,
-    ROUNDING_TOLERANCE,
     cpsat_variables,
     exact_cpsat,
     exact_separable,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,7 +68,7 @@ def solve_model(
 
 
 def matrix(
-    rows: list[Row], size: int
+    rows: Sequence[Row], size: int
 ) -> tuple[csr_array, NDArray[np.float64], NDArray[np.float64]]:
     """The rows as a sparse matrix (``size`` columns) and their bounds."""
     from scipy.sparse import coo_array

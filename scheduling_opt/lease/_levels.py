@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -86,7 +87,7 @@ class Levels:
             coefs = [c for c, k in zip(coefs, keep.tolist(), strict=True) if k]
         return (pos[keep].tolist(), list(coefs), lo, hi)
 
-    def _entries(self, rows: list[Row]) -> LevelEntries:
+    def _entries(self, rows: Sequence[Row]) -> LevelEntries:
         """The rows over the level columns as (row, column, value) entries and bounds.
 
         :meth:`compact` of every row, vectorized over all of them (the rows

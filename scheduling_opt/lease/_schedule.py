@@ -100,9 +100,19 @@ def compact(inp: LeaseInput, schedule: Schedule) -> Schedule:
     only they are visited in order, each taking room until none is left
     for the smallest job: O(H N) vectorized work plus O(moves) in Python
     (the same moves as the plain scan over every job and term, kept in
-    tests/lease/_schedule_reference.py).
+    tests/lease/_schedule_reference.py). When the jobs holding terms need at
+    most M GPUs together, every job ends on its first terms: O(N + terms).
     """
     jobs = inp.lease_jobs
+    holding = [i for i, t in enumerate(schedule.terms) if t]
+    if (
+        all(schedule.levels[i] is not None for i in holding)
+        and sum(jobs[i].gpus for i in holding) <= inp.capacity
+    ):
+        # Every term has room for every job at once: each job not holding a
+        # term k below its count moves its last term there, so it ends on
+        # its first terms 0..n-1 (the moves below give the same).
+        return relevel(inp, [range(len(t)) for t in schedule.terms])
     held = [list(t) for t in schedule.terms]
     order = sorted(
         (i for i, pos in enumerate(schedule.levels) if pos is not None),

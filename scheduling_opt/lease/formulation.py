@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -95,37 +96,73 @@ def make_blocks(inp: LeaseInput, aggregate: bool) -> Blocks:
     return Blocks(tuple(start), tuple(end), tuple(capped))
 
 
-@dataclass
 class Layout:
-    """Variable indices: s[i] per kept level, y[i] as (block, index) pairs."""
+    """Variable indices: s[i] per kept level, y[i] as (block, index) pairs.
 
-    s: list[list[int]] = field(default_factory=list)
-    y: list[list[tuple[int, int]]] = field(default_factory=list)
-    size: int = 0
+    ``y`` may be given as spans instead (per job: its first term column and
+    how many blocks it has) and is then built on first read: the levels
+    model keeps the term columns in its layout but never reads them, and at
+    C120 they are ~10,000 pairs per lease term (issue 25).
+    """
+
+    __slots__ = ("_spans", "_y", "s", "size")
+
+    def __init__(
+        self,
+        s: list[list[int]] | None = None,
+        y: list[list[tuple[int, int]]] | None = None,
+        size: int = 0,
+        *,
+        spans: list[tuple[int, int]] | None = None,
+    ) -> None:
+        self.s: list[list[int]] = [] if s is None else s
+        self._y = y if y is not None or spans is not None else []
+        self._spans = spans
+        self.size = size
+
+    @property
+    def y(self) -> list[list[tuple[int, int]]]:
+        if self._y is None:
+            self._y = [
+                list(zip(range(k), range(first, first + k), strict=True))
+                for first, k in self._spans or ()
+            ]
+        return self._y
 
     def new(self) -> int:
         self.size += 1
         return self.size - 1
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return (self.s, self.y, self.size) == (other.s, other.y, other.size)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"Layout(s={self.s!r}, y={self.y!r}, size={self.size!r})"
 
 
 def _layout(inp: LeaseInput, blocks: Blocks) -> Layout:
     """Per job its level columns, then one term column per block starting before its last due.
 
     The block starts ascend, so a job's blocks are a prefix (found by
-    bisection): O(N (P + log B)) plus the output.
+    bisection): O(N (P + log B)); the term columns (``Layout.y``) on first
+    read.
     """
-    lay = Layout()
+    s: list[list[int]] = []
+    spans: list[tuple[int, int]] = []
     starts = blocks.start
     size = 0
     for job in inp.lease_jobs:
         n = len(job.levels)
-        lay.s.append(list(range(size, size + n)))
+        s.append(list(range(size, size + n)))
         size += n
         k = bisect.bisect_left(starts, job.last_due)
-        lay.y.append(list(zip(range(k), range(size, size + k), strict=True)))
+        spans.append((size, k))
         size += k
-    lay.size = size
-    return lay
+    return Layout(s, size=size, spans=spans)
 
 
 def identical_pairs(inp: LeaseInput) -> list[tuple[int, int]]:
@@ -211,12 +248,13 @@ class Model:
     ``entries``: ``rows`` as :data:`LevelEntries`, when they hold level
     columns only and the builder computed them with numpy
     (:func:`build_levels`); the levels stage then reads them instead of
-    converting the rows (tests/lease/test_levels_matrix.py: the same matrix).
+    converting the rows (tests/lease/test_levels_matrix.py: the same matrix),
+    and such ``rows`` are built only if read (:class:`LazyRows`).
     """
 
     blocks: Blocks
     lay: Layout
-    rows: list[Row]
+    rows: Sequence[Row]
     c: NDArray[np.float64]
     ub: NDArray[np.float64]
     entries: LevelEntries | None = field(default=None, compare=False, repr=False)
@@ -266,39 +304,73 @@ def build(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
     return Model(blocks, lay, _rows(inp, blocks, lay, config), c, ub)
 
 
-def _energy_rows(inp: LeaseInput, lay: Layout) -> tuple[list[Row], LevelEntries]:
-    """Per t = 1..H: sum_{i,p} G_i max(0, RL_i - max(0, DL_p - t)) s[i,p] <= M t.
+def _energy_table(
+    inp: LeaseInput,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    """The energy rows' (row, level position, coefficient) entries and upper bounds.
 
-    Columns in job, then level order; one (t, entry) table in numpy: O(H N P)
-    vectorized work. Also the rows as :data:`LevelEntries` (positions: the
-    entries' order among the level columns).
+    Per t = 1..H (rows without entries left out): sum_{i,p} G_i max(0, RL_i -
+    max(0, DL_p - t)) s[i,p] <= M t, level columns in job, then level order;
+    one (t, entry) table in numpy: O(H N P) vectorized work.
     """
-    inf = float("inf")
-    cols = [v for s in lay.s for v in s]
-    col = np.array(cols, dtype=np.int64)
-    gpus = np.array([job.gpus for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
-    terms = np.array([job.terms for job in inp.lease_jobs for _ in job.levels], dtype=np.int64)
-    due = np.array([lv.due for job in inp.lease_jobs for lv in job.levels], dtype=np.int64)
+    jobs = inp.lease_jobs
+    n = sum(len(job.levels) for job in jobs)
+    gpus = np.fromiter((job.gpus for job in jobs for _ in job.levels), np.int64, n)
+    terms = np.fromiter((job.terms for job in jobs for _ in job.levels), np.int64, n)
+    due = np.fromiter((lv.due for job in jobs for lv in job.levels), np.int64, n)
     t = np.arange(1, inp.horizon + 1, dtype=np.int64)
     must = terms[None, :] - np.maximum(0, due[None, :] - t[:, None])
     keep = must > 0
-    present = keep.any(axis=1) if cols else np.zeros(len(t), dtype=np.bool_)
+    present = keep.any(axis=1) if n else np.zeros(len(t), dtype=np.bool_)
     which, pos = np.nonzero(keep[present])
     coefs = (gpus[pos] * must[present][which, pos]).astype(np.float64)
     hi = (inp.capacity * t[present]).astype(np.float64)
+    return which, pos, coefs, hi
+
+
+def _energy_rows(inp: LeaseInput, lay: Layout) -> list[Row]:
+    """The energy rows of :func:`_energy_table` as rows over the layout's columns."""
+    inf = float("inf")
+    col = np.array([v for s in lay.s for v in s], dtype=np.int64)
+    which, pos, coefs, hi = _energy_table(inp)
+    if not len(hi):
+        return []
     counts = np.bincount(which, minlength=len(hi))
-    bounds = np.cumsum(counts)[:-1].tolist() if len(hi) else []
-    rows: list[Row] = (
-        [
-            (c.tolist(), v.tolist(), -inf, h)
-            for c, v, h in zip(
-                np.split(col[pos], bounds), np.split(coefs, bounds), hi.tolist(), strict=True
-            )
-        ]
-        if len(hi)
-        else []
-    )
-    return rows, (which, pos, coefs, np.full(len(hi), -inf), hi)
+    bounds = np.cumsum(counts)[:-1].tolist()
+    return [
+        (c.tolist(), v.tolist(), -inf, h)
+        for c, v, h in zip(
+            np.split(col[pos], bounds), np.split(coefs, bounds), hi.tolist(), strict=True
+        )
+    ]
+
+
+class LazyRows(Sequence[Row]):
+    """Rows built by ``build`` on first read (the levels model's: its stage reads entries)."""
+
+    __slots__ = ("_build", "_rows")
+
+    def __init__(self, build: Callable[[], list[Row]]) -> None:
+        self._build: Callable[[], list[Row]] | None = build
+        self._rows: list[Row] = []
+
+    def _all(self) -> list[Row]:
+        if self._build is not None:
+            self._rows, self._build = self._build(), None
+        return self._rows
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Row]: ...
+    def __getitem__(self, index: int | slice) -> Row | Sequence[Row]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self._all())
 
 
 def build_levels(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
@@ -322,36 +394,72 @@ def build_levels(inp: LeaseInput, config: ModelConfig = ModelConfig()) -> Model:
     """
     blocks = make_blocks(inp, config.aggregate)
     lay = _layout(inp, blocks)
-    # Of :func:`_rows`, the rows over level columns only: the choice and
-    # symmetry rows (every other row holds a term column).
-    rows = [_choice_row(inp, s) for s in lay.s if s]
-    rows += _symmetry_rows(inp, lay, config)
-    energy, entries = _energy_rows(inp, lay)
     c = np.zeros(lay.size)
     ub = np.zeros(lay.size)
-    for job, s in zip(inp.lease_jobs, lay.s, strict=True):
-        for lv, v in zip(job.levels, s, strict=True):
-            ub[v] = 1.0
-            if not config.feasibility:
-                c[v] = lv.reward
-    return Model(blocks, lay, rows + energy, c, ub, _level_entries(lay, rows, entries))
+    cols = np.array([v for s in lay.s for v in s], dtype=np.int64)
+    ub[cols] = 1.0
+    if not config.feasibility:
+        c[cols] = [lv.reward for job in inp.lease_jobs for lv in job.levels]
+    entries = _level_entries(inp, lay, config)
+
+    def rows() -> list[Row]:
+        # Of :func:`_rows`, the rows over level columns only: the choice and
+        # symmetry rows (every other row holds a term column); then the energy rows.
+        head = [_choice_row(inp, s) for s in lay.s if s]
+        return head + _symmetry_rows(inp, lay, config) + _energy_rows(inp, lay)
+
+    return Model(blocks, lay, LazyRows(rows), c, ub, entries)
 
 
-def _level_entries(lay: Layout, head: list[Row], energy: LevelEntries) -> LevelEntries:
-    """The choice and symmetry rows (``head``) then the energy rows as :data:`LevelEntries`."""
-    position: dict[int, int] = {}
-    for s in lay.s:
-        for v in s:
-            position[v] = len(position)
-    which = [r for r, (cols, _, _, _) in enumerate(head) for _ in cols]
-    pos = [position[v] for cols, _, _, _ in head for v in cols]
-    vals = [x for _, coefs, _, _ in head for x in coefs]
+def _level_entries(inp: LeaseInput, lay: Layout, config: ModelConfig) -> LevelEntries:
+    """The levels model's rows as :data:`LevelEntries`, built in numpy from the jobs.
+
+    The choice rows (one per job with levels: its level positions, 1 each),
+    the symmetry rows (per identical pair, the ranks of the first job's
+    levels and their negatives on the second's), then the energy rows of
+    :func:`_energy_table`: the rows :func:`build_levels` lists, entry for
+    entry (tests/lease/test_levels_matrix.py). O(N P H) vectorized.
+    """
+    sizes = np.array([len(s) for s in lay.s], dtype=np.int64)
+    first = np.cumsum(sizes) - sizes  # each job's first level position
+    with_levels = sizes > 0
+    n_choice = int(with_levels.sum())
+    total = int(sizes.sum())
+    which = [np.repeat(np.arange(n_choice, dtype=np.int64), sizes[with_levels])]
+    pos = [np.arange(total, dtype=np.int64)]
+    vals = [np.ones(total)]
+    lo = [np.full(n_choice, 1.0 if inp.require_all else 0.0)]
+    hi = [np.ones(n_choice)]
+    pairs = identical_pairs(inp) if config.symmetry else []
+    if pairs:
+        a = np.array([p for p, _ in pairs], dtype=np.int64)
+        b = np.array([q for _, q in pairs], dtype=np.int64)
+        n = sizes[a]  # identical jobs: as many levels each
+        row = np.repeat(np.arange(len(pairs), dtype=np.int64) + n_choice, 2 * n)
+        # Per pair: a's levels then b's, ranks n - p then their negatives.
+        seg = np.repeat(np.cumsum(2 * n) - 2 * n, 2 * n)
+        k = np.arange(int(2 * n.sum()), dtype=np.int64) - seg  # 0 .. 2n - 1 in each pair
+        n2 = np.repeat(n, 2 * n)
+        second = k >= n2
+        p = np.where(second, k - n2, k)
+        pos.append(np.where(second, np.repeat(first[b], 2 * n), np.repeat(first[a], 2 * n)) + p)
+        vals.append(np.where(second, -(n2 - p), n2 - p).astype(np.float64))
+        which.append(row)
+        lo.append(np.zeros(len(pairs)))
+        hi.append(np.full(len(pairs), np.inf))
+    e_which, e_pos, e_coefs, e_hi = _energy_table(inp)
+    head = n_choice + len(pairs)
+    which.append(e_which + head)
+    pos.append(e_pos)
+    vals.append(e_coefs)
+    lo.append(np.full(len(e_hi), -np.inf))
+    hi.append(e_hi)
     return (
-        np.concatenate([np.array(which, dtype=np.int64), energy[0] + len(head)]),
-        np.concatenate([np.array(pos, dtype=np.int64), energy[1]]),
-        np.concatenate([np.array(vals, dtype=np.float64), energy[2]]),
-        np.concatenate([np.array([row[2] for row in head], dtype=float), energy[3]]),
-        np.concatenate([np.array([row[3] for row in head], dtype=float), energy[4]]),
+        np.concatenate(which),
+        np.concatenate(pos),
+        np.concatenate(vals),
+        np.concatenate(lo),
+        np.concatenate(hi),
     )
 
 

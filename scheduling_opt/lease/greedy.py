@@ -70,10 +70,20 @@ def place(
     before the level's deadline with room for its GPUs (:func:`fit` with
     ``late``), scanned downwards in plain lists: O(N P H).
     """
-    held = [list(t) for t in start] if start is not None else [[] for _ in inp.lease_jobs]
-    load = load_of(inp, held).tolist()
     capacity = inp.capacity
     jobs = inp.lease_jobs
+    if start is None and sum(jobs[i].gpus for i in order) <= capacity:
+        # Every term has room for all of them at once: each takes the last
+        # RL_i terms before its first level's deadline (what the scan finds).
+        held: list[list[int]] = [[] for _ in jobs]
+        for i in order:
+            job = jobs[i]
+            if not held[i] and job.levels:
+                due = job.levels[0].due
+                held[i] = list(range(due - job.terms, due))
+        return held
+    held = [list(t) for t in start] if start is not None else [[] for _ in inp.lease_jobs]
+    load = load_of(inp, held).tolist()
     for i in order:
         if held[i]:
             continue
@@ -161,6 +171,11 @@ def _greedy(
         schedule = raw if lazy else compact(inp, raw)
         if best is None or _better(inp, schedule, best):
             best, settled = schedule, not lazy
+            if lazy and schedule.complete():
+                # Every job at its first level: the most any schedule earns
+                # (rewards do not increase with later levels), so no later
+                # order is better (_better wants strictly more).
+                break
     if best is not None and not settled:
         best = compact(inp, best)
     return best

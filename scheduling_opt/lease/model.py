@@ -76,7 +76,19 @@ def round_up_gpus(gpus: int) -> int:
     ----------
     Chronus (SoCC '21) §3.3.4, Eq. (6), and §3.4.1 (RoundUp).
     """
+    if type(gpus) is int:
+        got = _ROUNDED.get(gpus)
+        if got is None:
+            got = _placement_round_up(gpus, 8)  # raises on gpus < 1
+            if len(_ROUNDED) < 4096:
+                _ROUNDED[gpus] = got
+        return got
     return _placement_round_up(gpus, 8)
+
+
+#: round_up_gpus of the plain ints seen (a few distinct GPU counts, asked for
+#: every job of every lease input and admission: ~400,000 times per P_MIX2 run).
+_ROUNDED: dict[int, int] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +157,21 @@ def _lease_job(job: Job, inp: LeaseInput, i: int) -> LeaseJob:
                 "set params.max_terms to cap the horizon",
             )
         if due >= need and due > last:
-            levels.append(Level(p, due, float(step.reward)))
+            key = (p, due, float(step.reward))
+            level = _LEVELS.get(key)
+            if level is None:
+                level = Level(*key)
+                if len(_LEVELS) < 65536 and key[2] != 0.0:  # -0.0 == 0.0: not shared
+                    _LEVELS[key] = level
+            levels.append(level)
             last = due
     return LeaseJob(job.id, gpus, need, tuple(levels))
+
+
+#: Levels are immutable values: one object per (index, due, reward) seen, shared
+#: by every lease job that reaches it (the simulator builds ~100,000 lease jobs
+#: per P_MIX2 run from a few hundred distinct levels).
+_LEVELS: dict[tuple[int, int, float], Level] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,15 @@ multiset of work left) are remembered per term. Where every released job
 fits at once there is a single maximal term and no branching: capacity
 binds only near the end of reversed time (the first original terms).
 
+A state holds, per size, the released jobs' work left as runs (work, how
+many), work descending: jobs of one size and work are interchangeable, so
+every step (merging releases, the rows, the fewest picks, leaving jobs
+out, running the chosen ones) costs O(distinct works) instead of O(jobs),
+and a term where every released job fits has its one maximal vector
+without enumeration (issue 25; the former per-job search, kept in
+tests/lease/_packing_reference.py, visits the same nodes in the same order:
+tests/lease/test_lease_packing_counts.py).
+
 Exhaustion proves a choice unpackable; a packing is returned as terms per
 job (the caller verifies it independently). Exponential in the worst case:
 the search stops at its time limit with ``unknown``.
@@ -41,9 +50,11 @@ the search stops at its time limit with ``unknown``.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import time
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
 __all__ = ["MAX_SEARCH_HORIZON", "Verdict", "pack"]
 
@@ -91,14 +102,53 @@ def _future_must(
                 slack = horizon - (tau + 1) - rl
                 slope[slack] += sizes[c]
                 slope[slack + rl] -= sizes[c]
-        rate = must = 0
-        row = [0]
-        for k in range(horizon - tau):
-            rate += slope[k]
-            must += rate
-            row.append(must)
+        row = list(accumulate(accumulate(slope[: horizon - tau]), initial=0))
         out[tau] = row
     return out
+
+
+#: One size's released jobs with work left: (work left, how many), work descending.
+Runs = tuple[tuple[int, int], ...]
+
+
+def _merge(a: Runs, b: Runs) -> Runs:
+    """The runs of both multisets together (work descending, equal works summed)."""
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i][0] > b[j][0]:
+            out.append(a[i])
+            i += 1
+        elif b[j][0] > a[i][0]:
+            out.append(b[j])
+            j += 1
+        else:
+            out.append((a[i][0], a[i][1] + b[j][1]))
+            i += 1
+            j += 1
+    out.extend(a[i:])
+    out.extend(b[j:])
+    return tuple(out)
+
+
+def _advance(runs: Runs, k: int) -> Runs:
+    """The runs after the ``k`` jobs of most work left run one term (done ones dropped)."""
+    if k == 0:
+        return runs
+    if k == sum(n for _, n in runs):
+        return tuple((w - 1, n) for w, n in runs if w > 1)
+    ran: list[tuple[int, int]] = []
+    rest: Runs = ()
+    for r, (w, n) in enumerate(runs):
+        if n >= k:
+            if w > 1:
+                ran.append((w - 1, k))
+            rest = ((w, n - k), *runs[r + 1 :]) if n > k else runs[r + 1 :]
+            break
+        if w > 1:
+            ran.append((w - 1, n))
+        k -= n
+    return _merge(tuple(ran), rest)
 
 
 def pack(
@@ -157,13 +207,20 @@ def pack(
     for g, rl, dl in work:
         releases[horizon - dl].append((cls_of[g], rl))
     future = _future_must(horizon, releases, sizes)
-    failed: list[set[tuple[tuple[int, ...], ...]]] = [set() for _ in range(horizon + 1)]
+    # Per term (reversed time) and size, the released jobs' work as runs.
+    arrivals: list[list[Runs]] = []
+    for tau in range(horizon):
+        counts: list[dict[int, int]] = [{} for _ in range(n_cls)]
+        for c, rl in releases[tau]:
+            counts[c][rl] = counts[c].get(rl, 0) + 1
+        arrivals.append([tuple(sorted(m.items(), reverse=True)) for m in counts])
+    failed: list[set[tuple[Runs, ...]]] = [set() for _ in range(horizon + 1)]
     choice: list[tuple[int, ...]] = [()] * horizon
     nodes = 0
     budget = -1 if node_limit is None else node_limit + 1
 
     def children(
-        state: tuple[tuple[int, ...], ...], left: int, cap: list[int]
+        state: tuple[Runs, ...], left: int, cap: list[int], avail: list[int]
     ) -> Iterator[tuple[int, ...]]:
         """Maximal count vectors whose child passes its energy rows, largest sizes first.
 
@@ -171,27 +228,24 @@ def pack(
         changes nothing in the child's rows (k <= left - 1); leaving it out
         adds its G to every row k >= s. So the jobs left out with slack <= k
         must fit into ``cap[k]`` = M k - (work due in the last k terms now).
+        Per size the jobs are taken most work first, so the ones left out
+        are a suffix of the runs (slack ascending).
         """
-        avail = [len(r) for r in state]
-        slacks = [[left - w for w in r] for r in state]  # ascending
+        lowest = list(accumulate(reversed(cap), min))[::-1]  # lowest[s] = min(cap[s:])
         lows: list[int] = []
         for c in range(n_cls):
             g = sizes[c]
-            k = 0
-            while k < avail[c] and slacks[c][k] == 0:
-                k += 1  # zero slack: runs now
-            # Fewest picks for which this size alone fits into every row.
-            while k < avail[c]:
-                bad = False
-                for out_count, s in enumerate(slacks[c][k:], start=1):
-                    # Rows k' >= s hold at least out_count jobs of this size left out.
-                    if g * out_count > min(cap[s:left]):
-                        bad = True
-                        break
-                if not bad:
-                    break
-                k += 1
-            lows.append(k)
+            # Fewest picks for which this size alone fits into every row: the
+            # jobs of zero slack run now, and of a run of slack s ending at
+            # position b at most lowest[s] // g may be left out.
+            zero = need = end = 0
+            for w, n in state[c]:
+                end += n
+                if w == left:
+                    zero = end
+                else:
+                    need = max(need, end - lowest[left - w] // g)
+            lows.append(max(zero, need))
         full_after = [0] * (n_cls + 1)
         for c in range(n_cls - 1, -1, -1):
             full_after[c] = full_after[c + 1] + sizes[c] * avail[c]
@@ -211,24 +265,43 @@ def pack(
             if c == n_cls:
                 yield tuple(ks)
                 return
-            g = sizes[c]
-            top = min(avail[c], room // g)
+            g, runs, count = sizes[c], state[c], avail[c]
+            top = min(count, room // g)
+            mine = extra
+            ends: list[int] = []
+            at = 0  # the run holding the job left out last (positions descend)
             for k in range(top, lows[c] - 1, -1):
-                mine = extra
-                if k < avail[c]:
-                    mine = extra[:]
-                    for s in slacks[c][k:]:
-                        for kk in range(s, left):
+                if k < count:
+                    if mine is extra:
+                        # Leave out the jobs at positions k.. at once.
+                        mine = extra[:]
+                        added = [0] * (left + 1)
+                        end = 0
+                        for w, n in runs:
+                            end += n
+                            ends.append(end)
+                            if end > k:
+                                added[left - w] += g * (end - max(end - n, k))
+                        at = len(runs) - 1
+                        acc = 0
+                        for kk in range(left):
+                            acc += added[kk]
+                            mine[kk] += acc
+                    else:
+                        # One more left out: the job at position k.
+                        while ends[at] - runs[at][1] > k:
+                            at -= 1
+                        for kk in range(left - runs[at][0], left):
                             mine[kk] += g
                     if any(e > cp for e, cp in zip(mine, cap, strict=True)):
                         break  # fewer picks leave out more: worse still
                 ks[c] = k
-                yield from rec(c + 1, room - k * g, g if k < avail[c] else smallest_open, mine)
+                yield from rec(c + 1, room - k * g, g if k < count else smallest_open, mine)
             ks[c] = 0
 
         yield from rec(0, capacity, capacity + 1, [0] * left)
 
-    def dfs(tau: int, rems: list[tuple[int, ...]]) -> bool:
+    def dfs(tau: int, rems: tuple[Runs, ...]) -> bool:
         nonlocal nodes
         nodes += 1
         if nodes == budget or (
@@ -237,39 +310,41 @@ def pack(
             raise _OutOfTimeError
         if tau == horizon:
             return all(not r for r in rems)
-        merged = [list(r) for r in rems]
-        for c, rl in releases[tau]:
-            merged[c].append(rl)
-        state = tuple(tuple(sorted(r, reverse=True)) for r in merged)
+        state = tuple(_merge(r, a) if a else r for r, a in zip(rems, arrivals[tau], strict=True))
         if state in failed[tau]:
             return False
         left = horizon - tau
-        if any(r and r[0] > left for r in state):
+        if any(r and r[0][0] > left for r in state):
             failed[tau].add(state)
             return False
         # Energy rows: work due in the last k terms, k = 0..left.
         slope = [0] * (left + 1)
+        avail: list[int] = []  # released jobs with work left, per size
+        used = 0  # their GPUs
         for g, r in zip(sizes, state, strict=True):
-            for w in r:
-                slope[left - w] += g
+            count = 0
+            for w, n in r:
+                slope[left - w] += g * n
+                count += n
+            avail.append(count)
+            used += g * count
         fut = future[tau]
-        cap = [0] * left
-        rate = must = 0
-        for k in range(left):
-            must += rate  # released jobs' work due in the last k terms
-            cap[k] = capacity * k - must - fut[k]
-            if cap[k] < 0:
-                failed[tau].add(state)
-                return False
-            rate += slope[k]
-        if must + rate + fut[left] > capacity * left:
+        # must[k]: released jobs' work due in the last k terms (slope summed twice).
+        must = list(accumulate(accumulate(slope[:left]), initial=0))
+        cap = [capacity * k - must[k] - fut[k] for k in range(left)]
+        if min(cap) < 0 or must[left] + fut[left] > capacity * left:
             failed[tau].add(state)
             return False
-        for ks in children(state, left, cap):
-            nxt = []
-            for r, k in zip(state, ks, strict=True):
-                head = [w - 1 for w in r[:k] if w > 1]
-                nxt.append(tuple(sorted(head + list(r[k:]), reverse=True)))
+        if used <= capacity:
+            # Every released job fits: the one maximal vector runs them all
+            # (what ``children`` yields first, and then nothing maximal).
+            choice[tau] = tuple(avail)
+            if dfs(tau + 1, tuple(tuple((w - 1, n) for w, n in r if w > 1) for r in state)):
+                return True
+            failed[tau].add(state)
+            return False
+        for ks in children(state, left, cap, avail):
+            nxt = tuple(_advance(r, k) for r, k in zip(state, ks, strict=True))
             choice[tau] = ks
             if dfs(tau + 1, nxt):
                 return True
@@ -277,7 +352,7 @@ def pack(
         return False
 
     try:
-        found = dfs(0, [() for _ in range(n_cls)])
+        found = dfs(0, tuple(() for _ in range(n_cls)))
     except (_OutOfTimeError, RecursionError):
         # RecursionError: a caller already deep in the stack; proves nothing either way.
         return None, Verdict.UNKNOWN
@@ -293,32 +368,58 @@ def _replay(
     sizes: Sequence[int],
     choice: Sequence[tuple[int, ...]],
 ) -> list[list[int]]:
-    """Terms per job from the count vectors: per size, the k with most work left (lowest index on ties)."""
+    """Terms per job from the count vectors: per size, the k with most work left (lowest index on ties).
+
+    Per size the released jobs with work left sit in buckets by work left,
+    each bucket in index order, so a term takes the first k of the buckets
+    from the most work down: O(H S W + N log N) for W distinct works
+    (the former sort of every released job per size and term,
+    tests/lease/_packing_reference.py, gives the same terms).
+    """
     cls_of = {g: c for c, g in enumerate(sizes)}
-    left = [rl for _, rl, _ in jobs]
     terms: list[list[int]] = [[] for _ in jobs]
-    # Jobs per size once (a scan of all jobs per size and term cost O(H S N)).
-    of_cls: list[list[int]] = [[] for _ in sizes]
-    for i, (g, rl, _) in enumerate(jobs):
-        if rl > 0:
-            of_cls[cls_of[g]].append(i)
-    # Per size, the released jobs with work left (released at tau = horizon - DL),
-    # kept in index order: the same set the scan of every job of the size found.
     by_release: list[list[int]] = [[] for _ in range(horizon)]
-    for members in of_cls:
-        for i in members:
-            by_release[horizon - jobs[i][2]].append(i)
-    ready_of: list[list[int]] = [[] for _ in sizes]
+    for i, (_, rl, dl) in enumerate(jobs):
+        if rl > 0:
+            by_release[horizon - dl].append(i)
+    buckets: list[dict[int, list[int]]] = [{} for _ in sizes]
+    counts = [0] * len(sizes)  # released jobs with work left, per size
     for tau in range(horizon):
         for i in by_release[tau]:
-            ready_of[cls_of[jobs[i][0]]].append(i)
+            g, rl, _ = jobs[i]
+            bisect.insort(buckets[cls_of[g]].setdefault(rl, []), i)
+            counts[cls_of[g]] += 1
+        term = horizon - 1 - tau
         for c, k in enumerate(choice[tau]):
             if k == 0:
                 continue
-            ready = sorted(ready_of[c], key=lambda i: (-left[i], i))
-            for i in ready[:k]:
-                left[i] -= 1
-                terms[i].append(horizon - 1 - tau)
-            if any(left[i] == 0 for i in ready[:k]):
-                ready_of[c] = [i for i in ready_of[c] if left[i] > 0]
+            bucket = buckets[c]
+            if k >= counts[c]:  # every one runs: each bucket moves down by one
+                for members in bucket.values():
+                    for i in members:
+                        terms[i].append(term)
+                buckets[c] = {w - 1: m for w, m in bucket.items() if w > 1}
+                counts[c] -= len(bucket.get(1, ()))
+                continue
+            ran: list[tuple[int, list[int]]] = []
+            for w in sorted(bucket, reverse=True):
+                members = bucket[w]
+                if len(members) <= k:
+                    del bucket[w]
+                    ran.append((w, members))
+                    k -= len(members)
+                else:
+                    ran.append((w, members[:k]))
+                    bucket[w] = members[k:]
+                    k = 0
+                if k == 0:
+                    break
+            for w, members in reversed(ran):  # least work first: w - 1 is settled
+                for i in members:
+                    terms[i].append(term)
+                if w > 1:
+                    stay = bucket.get(w - 1)
+                    bucket[w - 1] = sorted(stay + members) if stay else members
+                else:
+                    counts[c] -= len(members)
     return [sorted(t) for t in terms]

@@ -27,7 +27,11 @@ from scheduling_opt.solution import Seed, Solution
 
 def node_size_of(inp: PlacementInput, j: int) -> int:
     """The node size job ``j`` is rounded against: its largest eligible server."""
-    return max((inp.cap[s] for s in inp.eligible[j]), default=1)
+    eligible = inp.eligible[j]
+    if len(eligible) == len(inp.cap):
+        # Eligible servers are distinct server indices: here every server.
+        return max(inp.cap, default=1)
+    return max((inp.cap[s] for s in eligible), default=1)
 
 
 def _fill(servers: Sequence[int], n: int, per_server: int) -> Assignment:

@@ -200,19 +200,32 @@ class PlacementInput:
         every = tuple(range(len(servers)))
         by_type = {t: tuple(s for s in every if server_type[s] == t) for t in type_index.values()}
         eligible, job_type, n_workers, k_star, rw = [], [], [], [], []
+        # Per GPU type, its servers and capacities; per (type, workers, GPUs per
+        # worker, model) the span and reward table: jobs repeat these (the
+        # simulator's Chronus placement builds an input at every event).
+        of_type: dict[int, tuple[list[Server], list[int]]] = {}
+        tables: dict[tuple[int, int, int, str | None], tuple[int, tuple[float, ...]]] = {}
         for job in todo:
             t = -1 if job.gpu_type is None else type_index[job.gpu_type]
             elig = every if t < 0 else by_type[t]
             n = count_of.get(job.id, job.max_workers)
-            _check_fits(job, n, [servers[s] for s in elig], self.jobs)
-            k = span_of(n, job.gpus_per_worker, [servers[s].gpus for s in elig])
+            mine = of_type.get(t)
+            if mine is None:
+                mine = of_type[t] = ([servers[s] for s in elig], [servers[s].gpus for s in elig])
+            _check_fits(job, n, mine[0], self.jobs)
+            model = model_of.get(job.id)
+            key = (t, n, job.gpus_per_worker, model)
+            got = tables.get(key)
+            if got is None:
+                k = span_of(n, job.gpus_per_worker, mine[1])
+                last = min(n, len(elig))
+                table = reward_table(self.speed, model, n, job.gpus_per_worker, k, last)
+                got = tables[key] = (k, table)
             eligible.append(elig)
             job_type.append(t)
             n_workers.append(n)
-            k_star.append(k)
-            last = min(n, len(elig))
-            model = model_of.get(job.id)
-            rw.append(reward_table(self.speed, model, n, job.gpus_per_worker, k, last))
+            k_star.append(got[0])
+            rw.append(got[1])
         values: dict[str, Any] = {
             "server_ids": tuple(s.id for s in servers),
             "cap": tuple(s.gpus for s in servers),

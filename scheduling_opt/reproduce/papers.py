@@ -700,8 +700,10 @@ ONES = PaperSet(
         "epochs minus the epochs done (no fitted regression); limits by §3.3.2 with "
         "sigma = 1/30 s and the submitted batch as floor; each job capped at the GPUs beyond "
         "which its throughput at R grows < 1%; no job migrates; batch scaling is free. "
-        "`ones-exact`: the library's `exact` (1 s per call, its incumbent or the greedy when "
-        "unproven), run at the judged rate only, in full mode. `fixed-batch`: the submitted batch and GPUs "
+        "`ones-exact`: the library's `exact` (the knapsack certificate, else CP-SAT within 1 "
+        "unit of its deterministic time per call, so runs are reproducible; its incumbent when "
+        "unproven), run at the judged rate only, in full mode. `fixed-batch`: the submitted "
+        "batch and GPUs "
         "in ONES' SRUF order. `tiresias`: the simulator's (one threshold of 3,250 GPU-s), no "
         "batch or GPU change. DRL and Optimus are not built."
     ),

@@ -152,6 +152,7 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "force_short",
             "fill_overhead",
             "cache_layout",
+            "search_rows",
         )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)
@@ -170,7 +171,15 @@ def _ones(method: str) -> Factory:
             fixed: dict[str, Any] = {k: params.pop(k) for k in ("interval", "sigma") if k in params}
             _no_params(name, params)
             return FixedBatch(**fixed)
-        known = ("interval", "generations", "population", "time_limit", "sigma", "seed")
+        known = (
+            "interval",
+            "generations",
+            "population",
+            "time_limit",
+            "work_limit",
+            "sigma",
+            "seed",
+        )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)
         return Ones(method=method, **kwargs)

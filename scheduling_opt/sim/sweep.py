@@ -31,6 +31,11 @@ from scheduling_opt.sim.workload import BUNDLED, Workload, bundled, load_trace
 
 #: Bump when a change alters the results of an unchanged configuration.
 RESULTS_VERSION = 1
+#: Per policy, bumped when a change alters only that policy's results (its
+#: cached runs go stale, every other policy's stay): ``ones-exact`` 2 = a
+#: deterministic work budget and the pattern model instead of 1 s per call
+#: (issue 25).
+POLICY_VERSIONS: dict[str, int] = {"ones-exact": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +202,8 @@ class RunConfig:
                 del fields[key]
         if not self.label:  # likewise for runs without a label
             del fields["label"]
+        if self.policy in POLICY_VERSIONS:  # only that policy's keys change
+            fields["policy_version"] = POLICY_VERSIONS[self.policy]
         text = json.dumps([RESULTS_VERSION, fields], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 

@@ -156,13 +156,14 @@ def test_auto_returns_exacts_schedule_byte_for_byte(
     # Same CP-SAT model, same seed, deterministic search: the CP-SAT branch
     # adds only the greedy certificate, never another schedule. (The DPs in
     # front of it prove g16 with their own optimal schedule: the same F,
-    # tests/batch_size/test_batch_size_auto_bound.py.)
-    from scheduling_opt.batch_size import exact
+    # tests/batch_size/test_batch_size_auto_bound.py; so does `exact`, which
+    # tries the knapsack certificate and the pattern model first.)
+    from scheduling_opt.batch_size import exact_cpsat
 
     _without_dps(monkeypatch)
     inp = read(generate("g16", seed))
     runs = [auto(inp, seed=seed, time_limit=30) for _ in range(3)]
-    proven = exact(inp, seed=seed, time_limit=30)
+    proven = exact_cpsat(inp, seed=seed, time_limit=30)
     assert proven.status is Status.OPTIMAL
     for sol in runs:
         assert sol.status is Status.OPTIMAL

@@ -93,6 +93,38 @@ def test_greedy_makes_the_former_choice() -> None:
     assert len(outcomes) == 4  # complete and not, with and without require_all
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_light_inputs_compact_and_choose_as_before(seed: int) -> None:
+    """Where every job fits into every term at once (capacity >= sum G, or just below).
+
+    ``place`` then gives each job its last terms before its first deadline
+    and ``compact`` moves each job to its first terms, both without the
+    scan, and the greedy stops at the first order that gives every job its
+    first level: all must give the former schedules.
+    """
+    for inp in _inputs(seed):
+        total = int(inp.gpus.sum())
+        for capacity in (total, total - 1, max(inp.capacity, total + 3)):
+            if capacity < int(inp.gpus.max(initial=0)):
+                continue
+            light = LeaseInput(
+                inp.jobs,
+                capacity,
+                inp.lease_length,
+                require_all=inp.require_all,
+                round_up=inp.round_up,
+                max_terms=inp.max_terms,
+            )
+            for order in (density_order, deadline_order, slack_order):
+                held = place(light, order(light))
+                assert held == ref.place(light, order(light))
+                raw = relevel(light, held)
+                assert compact(light, raw) == ref.compact(light, raw)
+            expected = ref.greedy_schedule(light)
+            assert greedy_schedule(light) == expected
+            assert complete_greedy(light) == (expected if expected.complete() else None)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_compacting_twice_moves_nothing(seed: int) -> None:
     """What lets ``finish`` skip compacting the greedy's (compacted) schedule again."""

@@ -9,6 +9,8 @@ default does.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from scheduling_opt.sim import ClusterSpec, EngineParams, SimJob, Workload, simulate
@@ -270,3 +272,47 @@ def test_late_layout_leaves_the_near_terms_to_new_jobs(layout: str, admitted: in
     )
     _run(jobs, policy)
     assert (policy.counts["admitted"], policy.counts["rejected"]) == (admitted, 2 - admitted)
+
+
+@pytest.mark.parametrize(
+    ("search_rows", "frozen"),
+    [(None, set()), (5, set()), (3, {"0"}), (2, {"0", "3"}), (1, {"0", "3", "2"})],
+)
+def test_search_rows_freezes_the_biggest_latest_cached_jobs(
+    search_rows: int | None, frozen: set[str]
+) -> None:
+    # The artifact's selection (lease_info_collection, time_aware_with_lease.py
+    # 828-881) keeps at most MAX_SEARCH_JOB rows (job x reward step); the rows
+    # are visited by most binned GPUs, then the latest window (terms to the
+    # step's deadline), then the job id; a job with a reservation (cache) is
+    # frozen, all its rows out, until the excess rows are out. At minute 0,
+    # 20-minute terms, index: trace id, GPUs (binned), steps -> windows, cache:
+    #   0: "10", 8, (100, 200) -> 5, 10, cached     rows 2
+    #   1: "11", 8, (400,)     -> 20,    not cached  rows 1
+    #   2: "12", 1, (60,)      -> 3,     cached      rows 1
+    #   3: "13", 3 (4), (300,) -> 15,    cached      rows 1
+    # Five rows, visited: 11 (w 20), 10 (w 10), 10 (w 5), 13 (w 15), 12 (w 3).
+    # 3 rows kept (excess 2): 11 has no cache and stays; 10 is frozen (2 rows).
+    # 2 kept (excess 3): also 13. 1 kept (excess 4): also 12; 11 never is.
+    specs = [
+        ("10", 8, (100.0, 200.0)),
+        ("11", 8, (400.0,)),
+        ("12", 1, (60.0,)),
+        ("13", 3, (300.0,)),
+    ]
+    pending = {}
+    for index, (tid, gpus, due) in enumerate(specs):
+        job = SimJob(tid, 0.0, gpus, 10.0, deadlines=tuple((t, 100.0) for t in due))
+        pending[index] = SimpleNamespace(index=index, job=job)
+    view = SimpleNamespace(now=0.0, pending=pending, running={})
+    policy = Chronus(mode="greedy", search_rows=search_rows)
+    policy.cache = {0: [1], 2: [1], 3: [2]}
+    lease_jobs = [SimpleNamespace(id=str(i)) for i in pending]
+    got = policy._frozen(view, lease_jobs) if search_rows is not None else frozenset()  # type: ignore[arg-type]
+    assert set(got) == frozen
+
+
+@pytest.mark.parametrize("bad", [0, -3, True, 2.5])
+def test_search_rows_must_be_a_positive_int(bad: object) -> None:
+    with pytest.raises(ValueError, match="search_rows"):
+        Chronus(search_rows=bad)  # type: ignore[arg-type]

@@ -251,3 +251,28 @@ def test_same_workload_and_seed_give_the_same_schedule() -> None:
     first = simulate(w, c, Ones(generations=3, seed=7))
     again = simulate(w, c, Ones(generations=3, seed=7))
     assert (first.first_start, first.end) == (again.first_start, again.end)
+
+
+def test_ones_exact_gives_the_same_schedule_twice_and_counts_its_stops() -> None:
+    # The exact step is bounded by CP-SAT's work, not the clock: two runs
+    # make the same decisions, and no call is stopped by the clock guard.
+    w = generate(OnesSpec(jobs=15), seed=3)
+    c = ClusterSpec.uniform(4, 4)
+    policies = [Ones(method="exact") for _ in range(2)]
+    first, again = (simulate(w, c, p) for p in policies)
+    assert (first.first_start, first.end, first.gpu_time) == (
+        again.first_start,
+        again.end,
+        again.gpu_time,
+    )
+    stats = policies[0].stats()
+    assert stats["clock_limited"] == 0
+    assert stats["proven"] + stats["fallbacks"] == stats["calls"]
+    assert stats["work_limited"] == stats["fallbacks"]
+    # A budget too small for any CP-SAT proof: the calls that need CP-SAT are
+    # stopped by it, labelled, and the run is still the same twice.
+    tiny = [Ones(method="exact", work_limit=1e-9) for _ in range(2)]
+    a, b = (simulate(w, c, p) for p in tiny)
+    assert (a.first_start, a.end) == (b.first_start, b.end)
+    assert tiny[0].stats()["clock_limited"] == 0
+    assert tiny[0].stats()["work_limited"] == tiny[0].stats()["fallbacks"] > 0

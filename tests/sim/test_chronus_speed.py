@@ -5,6 +5,10 @@
 - ``_may_consolidate`` says no only where the former give / place / take
   back found no placement on the job's fewest servers (brute force: the
   free map itself).
+- The placement input's spans and reward tables, computed once per kind of
+  job, are each job's own (span_of and reward_table per job, the former loop).
+- The adapter's remembered lease jobs equal the ones built afresh by the
+  former ``_lease_job`` (kept here), at every call of a whole run.
 """
 
 from __future__ import annotations
@@ -91,3 +95,83 @@ def test_may_consolidate_says_no_only_when_no_fewest_placement_exists(uniform: b
             said_no += 1
             assert target is None or len(target) > fewest
     assert said_no > 100
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_placement_tables_shared_per_kind_equal_the_per_job_ones(seed: int) -> None:
+    """The input's spans and reward tables, computed once per (type, workers, model),
+    are each job's own: span_of and reward_table called per job (the former loop)."""
+    from scheduling_opt.model import Cluster, GpuType, Job, Server
+    from scheduling_opt.placement.reward import reward_table, span_of
+
+    rng = np.random.default_rng(seed)
+    types = (GpuType("V100"), GpuType("T4", compute=0.5))
+    servers = tuple(
+        Server(f"s{k}", str(rng.choice(["V100", "T4"])), int(rng.choice([4, 8])))
+        for k in range(int(rng.integers(2, 8)))
+    )
+    names = sorted(bundled_table().table)
+    jobs, models = [], {}
+    for k in range(12):
+        gtype = None if k % 3 else str(rng.choice(["V100", "T4"]))
+        if gtype is not None and not any(s.gpu_type == gtype for s in servers):
+            gtype = None
+        workers, gpw = int(rng.choice([1, 2, 3])), int(rng.choice([1, 2]))
+        jobs.append(Job(f"j{k}", workers, workers, 10.0, gpus_per_worker=gpw, gpu_type=gtype))
+        if k % 2:
+            models[f"j{k}"] = str(rng.choice(names))
+    inp = PlacementInput(
+        Cluster(types, servers), jobs, Placement(()), models=models, speed=bundled_table()
+    )
+    for j, job in enumerate(jobs):
+        elig = inp.eligible[j]
+        k = span_of(job.max_workers, job.gpus_per_worker, [servers[s].gpus for s in elig])
+        assert inp.k_star[j] == k
+        last = min(job.max_workers, len(elig))
+        model = models.get(job.id)
+        want = reward_table(inp.speed, model, job.max_workers, job.gpus_per_worker, k, last)
+        assert inp.rw[j] == want
+
+
+def _former_lease_job(policy, st, now, origin):  # type: ignore[no-untyped-def]
+    """Chronus._lease_job before its memo (issue 25): the reference."""
+    import math
+
+    from scheduling_opt.model import Job, RewardStep
+
+    steps = [(t - origin, v) for t, v in st.job.deadlines if t > origin]
+    remaining = policy._remaining(st, now)
+    need = math.ceil(remaining / policy.lease_length)
+    if not steps or policy._cap(math.floor(steps[-1][0] / policy.lease_length)) < need:
+        return None
+    return Job(
+        str(st.index),
+        st.job.gpus,
+        st.job.gpus,
+        remaining,
+        deadlines=tuple(RewardStep(t, v) for t, v in steps),
+    )
+
+
+def test_remembered_lease_jobs_equal_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every lease job the memo returns equals the one built afresh, over a whole run."""
+    from scheduling_opt.sim import ClusterSpec, simulate
+    from scheduling_opt.sim.policies.chronus import Chronus
+    from scheduling_opt.sim.synthetic import SyntheticSpec, generate
+
+    memo = Chronus._lease_job
+    calls = {"n": 0, "hits": 0}
+
+    def checked(self, st, now, origin):  # type: ignore[no-untyped-def]
+        before = self.lease_jobs.get(st.index)
+        got = memo(self, st, now, origin)
+        calls["n"] += 1
+        calls["hits"] += before is not None and before[2] is got and got is not None
+        assert got == _former_lease_job(self, st, now, origin)
+        return got
+
+    monkeypatch.setattr(Chronus, "_lease_job", checked)
+    workload = generate(SyntheticSpec(jobs=120, max_gpus=8), 3)
+    simulate(workload, ClusterSpec.uniform(2, 8), Chronus(mode="greedy"))
+    assert calls["n"] > 100
+    assert calls["hits"] > 0  # the memo is exercised, not only filled

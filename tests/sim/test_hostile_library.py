@@ -10,6 +10,7 @@ Python numbers; the policies' step functions name the type they expect.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,8 @@ from scheduling_opt.sim import (
     make_policy,
     run_sweep,
 )
+
+sweep_module = importlib.import_module("scheduling_opt.sim.sweep")
 
 NAN, INF = math.nan, math.inf
 W = Workload.of([SimJob("0", 0.0, 1, 1.0)], "w")
@@ -205,6 +208,19 @@ def test_run_config_stores_plain_numbers_and_keeps_its_cache_key() -> None:
     assert numpy.digest() == plain.digest()
     mapped = RunConfig("tiresias", policy_params={"promote_knob": None})
     assert mapped.policy_params == (("promote_knob", None),)
+
+
+def test_a_policy_version_changes_only_that_policy_cache_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ones-exact's results changed alone (issue 25): its cached runs must go
+    # stale while every other policy's keep their keys.
+    configs = [RunConfig(p, servers=4, gpus_per_server=4) for p in ("ones-exact", "ones", "fifo")]
+    now = [c.digest() for c in configs]
+    monkeypatch.setattr(sweep_module, "POLICY_VERSIONS", {})
+    before = [c.digest() for c in configs]
+    assert now[0] != before[0]
+    assert now[1:] == before[1:]
 
 
 def test_library_errors_name_arguments_not_options() -> None:

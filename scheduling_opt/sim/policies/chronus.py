@@ -55,9 +55,12 @@ Chronus (SoCC '21) §3.3, §3.4.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from scheduling_opt.lease import (
     LeaseDecision,
@@ -169,6 +172,7 @@ class Chronus:
         force_short: bool = False,
         fill_overhead: bool = True,
         cache_layout: str = "selected",
+        search_rows: int | None = None,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be budget, greedy or exact, got {mode!r}")
@@ -185,6 +189,10 @@ class Chronus:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
         if max_terms is not None and (not isinstance(max_terms, int) or max_terms < 1):
             raise ValueError(f"max_terms must be an int >= 1 or None, got {max_terms!r}")
+        if search_rows is not None and (
+            isinstance(search_rows, bool) or not isinstance(search_rows, int) or search_rows < 1
+        ):
+            raise ValueError(f"search_rows must be an int >= 1 or None, got {search_rows!r}")
         self.name = (
             _MODES[mode]
             + ("" if admission else "-no-admission")
@@ -212,6 +220,7 @@ class Chronus:
         self.force_short = force_short
         self.fill_overhead = fill_overhead
         self.cache_layout = cache_layout
+        self.search_rows = search_rows
         # admission_check="batch": each guaranteed job's reserved terms (absolute
         # term indices) from the last selection, the artifact's cache_solution.
         self.cache: dict[int, list[int]] = {}
@@ -219,6 +228,9 @@ class Chronus:
         # artifact's bins under its estimate (the job's GPUs are then binned).
         self.lease_round_up = self.round_up and estimate == "oracle"
         self.est: dict[int, int] = {}  # the artifact's estimate per job (on first need)
+        # Per job its last lease job (origin, remaining, job or None, steps from
+        # origin): between terms every admission check rebuilds the same steps.
+        self.lease_jobs: dict[int, tuple[float, float, Job | None, tuple[RewardStep, ...]]] = {}
         self.deadline: dict[int, float] = {}  # absolute deadline of the artifact's checks
         # The artifact's queue (queue="artifact"): its classes beyond guaranteed/not.
         self.lowest: set[int] = set()
@@ -253,6 +265,7 @@ class Chronus:
             "forced": 0,
             "late_terms": 0,
             "selection_fallbacks": 0,
+            "frozen": 0,
         }
         self.load: list[int] = []  # GPUs per term the guaranteed schedule holds
         self.load_origin: float | None = None
@@ -286,19 +299,25 @@ class Chronus:
 
     def _lease_job(self, st: JobView, now: float, origin: float) -> Job | None:
         """The job in the lease model from ``origin``, or None when no deadline is reachable."""
-        steps = [(t - origin, v) for t, v in st.job.deadlines if t > origin]
         remaining = self._remaining(st, now)
+        cached = self.lease_jobs.get(st.index)
+        if cached is not None and cached[0] == origin:
+            if cached[1] == remaining:
+                return cached[2]
+            steps = cached[3]
+        else:
+            # Trusted: the SimJob was validated; steps after origin are finite and > 0.
+            steps = tuple(
+                RewardStep._trusted(t - origin, v) for t, v in st.job.deadlines if t > origin
+            )
         need = math.ceil(remaining / self.lease_length)
-        if not steps or self._cap(math.floor(steps[-1][0] / self.lease_length)) < need:
-            return None
-        gpus = bins(st.job.gpus) if self.estimate == "artifact" else st.job.gpus
-        # Trusted: the SimJob was validated; steps after origin are finite and > 0.
-        return Job._trusted(
-            str(st.index),
-            gpus,
-            remaining,
-            tuple(RewardStep._trusted(t, v) for t, v in steps),
-        )
+        if not steps or self._cap(math.floor(steps[-1].time / self.lease_length)) < need:
+            job = None
+        else:
+            gpus = bins(st.job.gpus) if self.estimate == "artifact" else st.job.gpus
+            job = Job._trusted(str(st.index), gpus, remaining, steps)
+        self.lease_jobs[st.index] = (origin, remaining, job, steps)
+        return job
 
     def _admit(self, view: View, origin: float, *, quick: bool) -> None:
         """Admission control of the SLO jobs that arrived (§3.3.2), in arrival order.
@@ -463,12 +482,11 @@ class Chronus:
         """The GPUs per term that a schedule of the guaranteed jobs holds, from ``origin``."""
         gpus = {job.id: self._lease_charge(job) for job in jobs}
         size = self.max_terms + 2 if self.max_terms is not None else 2
-        load = [0] * size
-        for job_id, held in terms.items():
-            for k in held:
-                if k >= len(load):
-                    load.extend([0] * (k + 1 - len(load)))
-                load[k] += gpus[job_id]
+        # One bincount over every held term (terms >= 0; exact: integer sums).
+        counts = [len(held) for held in terms.values()]
+        flat = np.fromiter(itertools.chain.from_iterable(terms.values()), np.int64, sum(counts))
+        weights = np.repeat(np.array([gpus[j] for j in terms], dtype=np.float64), counts)
+        load = np.bincount(flat, weights, minlength=size).astype(np.int64).tolist()
         self.load, self.load_origin = load, origin
 
     def _lease_charge(self, job: Job) -> int:
@@ -585,8 +603,10 @@ class Chronus:
             self.cache = {}
             return
         kept = {j: t for j, t in decision.terms.items() if decision.levels[j] is not None}
+        frozen = self._frozen(view, jobs) if self.search_rows is not None else frozenset()
+        self.counts["frozen"] += len(frozen)
         if self.selection == "artifact" and self._unguaranteed_wait(view):
-            kept = self._late(inp, decision, kept)
+            kept = self._late(inp, decision, kept, frozen)
         self.selected = {int(j) for j, t in kept.items() if t and t[0] == 0}
         if self.admission_check == "batch":
             term = round(now / self.lease_length)
@@ -597,7 +617,9 @@ class Chronus:
                     j: next(lv.due for lv in info[j].levels if lv.index == decision.levels[j])
                     for j in kept
                 }
-                laid = late_layout(kept, {j: info[j].gpus for j in kept}, due, inp.capacity)
+                laid = late_layout(
+                    kept, {j: info[j].gpus for j in kept}, due, inp.capacity, keep=frozen
+                )
             self.cache = {int(j): [term + k for k in t] for j, t in laid.items()}
         if self.admission:
             for job_id, level in decision.levels.items():
@@ -614,15 +636,63 @@ class Chronus:
             for i, st in jobs.items()
         )
 
+    def _frozen(self, view: View, jobs: Sequence[Job]) -> frozenset[str]:
+        """The guaranteed jobs the artifact leaves out of its selection MILP (``search_rows``).
+
+        ``lease_info_collection`` (lines 828-881, 906-911): the MILP has a row per
+        guaranteed job and reward step (``abstract_lease_list``, 620-665);
+        beyond ``MAX_SEARCH_JOB`` rows (1,200 x T_l / 60 = 400 for 20-minute
+        terms, lines 11 and 146-147), rows are visited most GPUs first (the
+        binned GPUs), then the latest window, then the job id and the step;
+        a job that already holds a reservation (``cache_solution``, here
+        ``self.cache``) is frozen, all its rows out, until as many rows as
+        the excess are out. A frozen job runs in the term if its reservation
+        holds it (906-911), whatever the MILP's term-0 objective. Ours
+        re-solves every job (per-term capacities are not in the lease
+        model) and then leaves a frozen job where the solver put it (its
+        previous terms are the solver's hint): :meth:`_late` does not move
+        its term 0, :func:`late_layout` not its later terms. The artifact
+        keeps the layout CBC chose when the job was last in the MILP, which
+        no rule reproduces. O(R log R) for R rows.
+        """
+        assert self.search_rows is not None
+        length = self.lease_length
+        term = round(view.now / length)
+        rows: list[tuple[int, int, tuple[int, int, str], int, str]] = []
+        for job in jobs:
+            st = view.pending.get(int(job.id)) or view.running.get(int(job.id))
+            if st is None:
+                continue
+            tid = st.job.id
+            # The artifact's ids are the trace's integers; others after them, by name.
+            key = (0, int(tid), "") if tid.isdigit() else (1, 0, tid)
+            for vid, (t, _) in enumerate(st.job.deadlines):
+                window = math.floor(t / length) - term
+                rows.append((-bins(st.job.gpus), -window, key, vid, job.id))
+        excess = len(rows) - self.search_rows
+        if excess <= 0:
+            return frozenset()
+        frozen: set[str] = set()
+        for *_, j in sorted(rows, key=lambda r: (*r[:2], r[2], r[3], r[4])):
+            if int(j) in self.cache and (excess > 0 or j in frozen):
+                frozen.add(j)
+                excess -= 1
+        return frozenset(frozen)
+
     def _late(
-        self, inp: LeaseInput, decision: LeaseDecision, terms: Mapping[str, tuple[int, ...]]
+        self,
+        inp: LeaseInput,
+        decision: LeaseDecision,
+        terms: Mapping[str, tuple[int, ...]],
+        frozen: frozenset[str] = frozenset(),
     ) -> dict[str, tuple[int, ...]]:
         """The selection with the fewest GPUs in term 0 that keeps every level (a greedy).
 
         The artifact's MILP minimizes the first term's GPUs while
         unguaranteed SLO jobs wait (lines 769-772, ``solver.py`` 372-374):
         here each job holding term 0, latest deadline first, moves that term
-        to the latest term before its deadline with room. O(N H).
+        to the latest term before its deadline with room; the ``frozen``
+        jobs (:meth:`_frozen`, not in the artifact's MILP) stay. O(N H).
         """
         info = {job.id: job for job in inp.lease_jobs}
         held = {j: list(t) for j, t in terms.items()}
@@ -634,7 +704,8 @@ class Chronus:
             for k in t:
                 load[k] += info[j].gpus
         for j in sorted(
-            (j for j, t in held.items() if t and t[0] == 0), key=lambda j: (-due[j], j)
+            (j for j, t in held.items() if t and t[0] == 0 and j not in frozen),
+            key=lambda j: (-due[j], j),
         ):
             t, g = held[j], info[j].gpus
             have = set(t)

@@ -43,6 +43,18 @@ code: each is a rule read from it and written again.
   them through their windows (30 start at the next term) where ours put
   all 355 at the earliest terms (docs/reproduction.md). Late is the rule
   of the artifact's own greedy selection and admission packing.
+- ``search_rows=400`` (an option, not in :data:`ARTIFACT_POLICY`): the
+  artifact's selection MILP takes at most ``MAX_SEARCH_JOB`` = 1,200 x
+  T_l / 60 rows, one per guaranteed job and reward step (lines 11,
+  146-147, 828-881); beyond, the jobs that hold reservations are frozen,
+  most (binned) GPUs and latest windows first, until the excess rows are
+  out: they keep their terms (``cache_solution``; run in the term if it
+  holds it, 906-911), so the term-0 minimisation of
+  ``selection="artifact"`` does not move them, and :func:`late_layout`
+  keeps them where they are (``Chronus._frozen``). The rule is the
+  artifact's, but the terms a frozen job keeps are CBC's choice when it
+  was last in the MILP; ours keeps the terms our solver gave it, and on
+  P_MIX2 that overshoots (docs/reproduction.md): left out of the preset.
 - ``term_release="all"``: every term boundary releases every running job
   that the term's selection does not hold (792-816); they restart by the
   queue order, paying the engine's start overhead (595-601, 1005-1011).
@@ -290,6 +302,7 @@ def late_layout(
     gpus: Mapping[str, int],
     due: Mapping[str, int],
     capacity: int,
+    keep: frozenset[str] = frozenset(),
 ) -> dict[str, tuple[int, ...]]:
     """Each job's reserved terms after the first moved as late as its deadline allows.
 
@@ -300,8 +313,10 @@ def late_layout(
     admission packing take the latest terms with room, most GPUs and least
     slack first: the same here for the terms after the first (term 0, the
     current one, stays as selected). Terms ``k < due[j]`` are in job ``j``'s
-    window. When the greedy cannot place a job, ``terms`` is returned as it
-    is (a feasible layout). O(N log N + N H) for N jobs over H terms.
+    window. The jobs of ``keep`` hold their terms as given (the jobs the
+    artifact's selection leaves frozen, ``search_rows``). When the greedy
+    cannot place a job, ``terms`` is returned as it is (a feasible layout).
+    O(N log N + N H) for N jobs over H terms.
 
     Examples
     --------
@@ -310,14 +325,29 @@ def late_layout(
 
     >>> late_layout({"a": (1,), "b": (2,)}, {"a": 8, "b": 8}, {"a": 4, "b": 3}, 8)
     {'b': (2,), 'a': (3,)}
+
+    Laid late, ``a`` takes term 3 and ``b`` term 2; with ``a`` kept where
+    it is (term 1), ``b`` takes term 3.
+
+    >>> g, due = {"a": 8, "b": 8}, {"a": 4, "b": 4}
+    >>> late_layout({"a": (1,), "b": (2,)}, g, due, 8)
+    {'a': (3,), 'b': (2,)}
+    >>> late_layout({"a": (1,), "b": (2,)}, g, due, 8, keep=frozenset("a"))
+    {'a': (1,), 'b': (3,)}
     """
-    load = [0] * (max(due.values(), default=0) + 1)
+    load = [0] * (max([*due.values(), *(k + 1 for j in keep for k in terms[j])], default=0) + 1)
     later = {j: sum(k > 0 for k in t) for j, t in terms.items()}
-    for j, t in terms.items():
-        if 0 in t:
-            load[0] += gpus[j]
     out: dict[str, tuple[int, ...]] = {}
-    for j in sorted(terms, key=lambda j: (-gpus[j], due[j] - later[j], -due[j], j)):
+    for j, t in terms.items():
+        if j in keep:
+            out[j] = tuple(t)
+            for k in t:
+                load[k] += gpus[j]
+        elif 0 in t:
+            load[0] += gpus[j]
+    for j in sorted(
+        (j for j in terms if j not in keep), key=lambda j: (-gpus[j], due[j] - later[j], -due[j], j)
+    ):
         g, picked = gpus[j], [0] if 0 in terms[j] else []
         for k in range(due[j] - 1, 0, -1):
             if len(picked) == later[j] + (0 in terms[j]):

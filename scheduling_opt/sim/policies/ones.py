@@ -10,9 +10,14 @@ epochs minus the epochs done, clipped to >= 1). The library's solver picks
 each job's GPU count and batch: ``ones`` = :func:`~scheduling_opt.batch_size.ones_step`
 with the previous step's population carried over (ONES §3.2.2; the online
 search continues, ``generations`` per call); ``exact`` =
-:func:`~scheduling_opt.batch_size.exact` within ``time_limit`` per call,
-falling back to its incumbent, else the greedy fill, when it proves
-nothing (counted). The counts become preemptions (0 GPUs), shrinks, growths
+:func:`~scheduling_opt.batch_size.exact` within a budget of CP-SAT's
+deterministic time per call (``work_limit``, :data:`EXACT_WORK`), so that
+the same run gives the same schedule on any load; a call it stops reports
+``time_limit`` and the policy uses its incumbent (at worst the greedy
+fill), counted in :meth:`Ones.stats` (``work_limited``). A clock limit
+(``time_limit``, :data:`EXACT_CLOCK` s) stays as a guard against a
+runaway call; a call it stops is counted apart (``clock_limited``): such a
+run depends on the load (none did in the measured runs, docs/simulation.md). The counts become preemptions (0 GPUs), shrinks, growths
 and starts; the batch for the job's actual placement (the library's table
 ``batch[j, c, spread]``) sets its speed through ``Decision.rate``:
 X(B, c, spread) / X(B0, c0) over the engine's placement speed.
@@ -77,6 +82,12 @@ from scheduling_opt.solution import Status
 
 #: Relative change of a speed factor below which it is not re-sent.
 _SAME = 1e-12
+#: CP-SAT's deterministic time per ``ones-exact`` call (units of about 1-3 s
+#: of CPU): 14x the most a call of the full ONES workload needed (0.07).
+EXACT_WORK = 1.0
+#: Seconds per ``ones-exact`` call on the clock: a guard only, far above what
+#: EXACT_WORK takes on this loaded machine (a stop by it is counted apart).
+EXACT_CLOCK = 60.0
 
 
 @dataclass(slots=True)
@@ -241,7 +252,7 @@ class Ones(_Base):
     ----------
     method : {"ones", "exact"}
         ``ones``: the online evolutionary search (population carried over);
-        ``exact``: the exact method within ``time_limit`` (``ones-exact``).
+        ``exact``: the exact method within ``work_limit`` (``ones-exact``).
     interval : float
         Seconds between ticks (limits follow the epochs ended).
     generations : int
@@ -250,7 +261,11 @@ class Ones(_Base):
         Population K (None: the GPUs, ONES' suggestion).
     time_limit : float or None
         Solver seconds per call (None: 10 for ``ones``, whose generations
-        decide the answer, so runs are reproducible; 1 for ``exact``).
+        decide the answer, so runs are reproducible; :data:`EXACT_CLOCK`
+        for ``exact``, a guard behind its work budget).
+    work_limit : float or None
+        ``exact``: CP-SAT's deterministic time per call (None:
+        :data:`EXACT_WORK`); unused by ``ones``.
     sigma : float
         The scale-down factor (ONES: the arrival rate, 1 / 30 s).
     seed : int
@@ -279,6 +294,7 @@ class Ones(_Base):
         generations: int = 10,
         population: int | None = None,
         time_limit: float | None = None,
+        work_limit: float | None = None,
         sigma: float = 1.0 / 30.0,
         seed: int = 0,
     ) -> None:
@@ -289,11 +305,14 @@ class Ones(_Base):
         self.method = method
         self.generations = generations
         self.population_size = population
-        # The search's budget is its generations (a limit that never strikes
-        # keeps runs reproducible); exact is cut at 1 s per call.
+        # The search's budget is its generations and exact's its work budget
+        # (a clock limit that never strikes keeps runs reproducible).
         self.time_limit = (
-            time_limit if time_limit is not None else (10.0 if method == "ones" else 1.0)
+            time_limit if time_limit is not None else (10.0 if method == "ones" else EXACT_CLOCK)
         )
+        self.work_limit = work_limit if work_limit is not None else EXACT_WORK
+        if not self.work_limit > 0:
+            raise ValueError(f"work_limit must be > 0, got {self.work_limit!r}")
         self.rng = np.random.default_rng(seed)
         self.population: Population | None = None
         self.cluster: Cluster | None = None
@@ -302,9 +321,17 @@ class Ones(_Base):
         self.fallbacks = 0
         self.greedy_fallbacks = 0
         self.time_limited = 0
+        self.work_limited = 0
+        self.clock_limited = 0
 
     def stats(self) -> dict[str, float]:
-        """Counters: calls, solver seconds, proven calls, fallbacks (exact), time-limited calls."""
+        """Counters: calls, solver seconds, proven calls, fallbacks, limit stops.
+
+        ``exact``: ``fallbacks`` unproven calls, of which ``work_limited``
+        stopped by the work budget and ``clock_limited`` by the clock (a
+        run with any of the latter depends on the machine's load);
+        ``ones``: ``time_limited`` searches cut by ``time_limit``.
+        """
         out = super().stats()
         out.update(
             proven=float(self.proven),
@@ -312,6 +339,10 @@ class Ones(_Base):
             greedy_fallbacks=float(self.greedy_fallbacks),
             time_limited=float(self.time_limited),
         )
+        if self.method == "exact":
+            out.update(
+                work_limited=float(self.work_limited), clock_limited=float(self.clock_limited)
+            )
         return out
 
     def _cluster(self, view: View) -> Cluster:
@@ -365,11 +396,15 @@ class Ones(_Base):
                 if sol.message:
                     self.time_limited += 1
                 return step.schedule
-            found = exact(inp, time_limit=self.time_limit)
+            found = exact(inp, time_limit=self.time_limit, work_limit=self.work_limit)
             if found.status is Status.OPTIMAL and found.decision is not None:
                 self.proven += 1
                 return found.decision
             self.fallbacks += 1
+            if "work budget" in found.message:
+                self.work_limited += 1
+            elif found.status is Status.TIME_LIMIT:
+                self.clock_limited += 1
             if found.decision is not None:
                 return found.decision
             self.greedy_fallbacks += 1
