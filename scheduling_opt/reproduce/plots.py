@@ -39,10 +39,14 @@ def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool
             if w in claim.skip_on:
                 continue
             mine = [p for p in grid if p.workload == w]
-            _line(ax, claim, [(p.offered_load, claim.ours(p.metrics)) for p in mine], w, "o")
-            for label in claim.over:  # the baseline under the parameter's other values
+            # One colour per workload in every panel, whichever workloads a claim skips.
+            color = f"C{workloads.index(w) * (1 + len(claim.over)) % 10}"
+            pts = [(p.offered_load, claim.ours(p.metrics)) for p in mine]
+            _line(ax, claim, pts, w, "o", color)
+            for k, label in enumerate(claim.over, 1):  # the baseline's other parameter values
                 pts = [(p.offered_load, claim.against(p.metrics, label)) for p in mine]
-                _line(ax, claim, pts, f"{w} vs {label}", ".", thin=True)
+                tone = f"C{(workloads.index(w) * (1 + len(claim.over)) + k) % 10}"
+                _line(ax, claim, pts, f"{w} vs {label}", ".", tone, thin=True)
         paper_y = claim.paper if claim.kind == "ratio" else -claim.paper
         ax.axhline(paper_y, linestyle="--", color="grey", linewidth=0.8, label="paper")
         ax.axhline(1.0 if claim.kind == "ratio" else 0.0, linestyle=":", color="black", lw=0.6)
@@ -65,6 +69,7 @@ def _line(
     pts: Sequence[tuple[float, float | None]],
     label: str,
     marker: str,
+    color: str,
     *,
     thin: bool = False,
 ) -> None:
@@ -72,4 +77,4 @@ def _line(
     known = sorted((x, y if claim.kind == "ratio" else -y) for x, y in pts if y is not None)
     if known:
         xs, ys = zip(*known, strict=True)
-        ax.plot(xs, ys, marker=marker, label=label, linewidth=0.7 if thin else 1.5)
+        ax.plot(xs, ys, marker=marker, label=label, color=color, linewidth=0.7 if thin else 1.5)
