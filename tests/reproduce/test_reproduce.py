@@ -13,6 +13,7 @@ import pytest
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.reproduce import PAPERS, Claim, ElasticRule, PaperWorkload
 from scheduling_opt.reproduce.command import add_arguments, run
+from scheduling_opt.reproduce.papers import PaperSet
 from scheduling_opt.sim import SimJob, SyntheticSpec
 
 
@@ -141,22 +142,26 @@ def test_a_report_in_seconds_says_seconds_in_every_header(
     assert summary["time_unit"] == "seconds"
 
 
-def test_from_cache_reports_the_cached_runs_and_names_the_missing_ones(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Two policies on a 20-job workload: run both, drop one's cache entry, then
-    # --from-cache must report the other, compute nothing and name the lacking run.
+def _tiny_edl(monkeypatch: pytest.MonkeyPatch, *policies: str) -> PaperSet:
+    """The EDL set cut to ``policies`` on a 20-job synthetic workload over 2 x 8 GPUs, one seed."""
     tiny = replace(
         PAPERS["edl"],
         servers=2,
         seeds=1,
         sweep=None,
-        policies=tuple(
-            p for p in PAPERS["edl"].policies if p.policy in ("tiresias", "edl-tiresias")
-        ),
+        policies=tuple(p for p in PAPERS["edl"].policies if p.policy in policies),
         quick_spec=PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=20), label="tiny"),
     )
     monkeypatch.setitem(PAPERS, "edl", tiny)
+    return tiny
+
+
+def test_from_cache_reports_the_cached_runs_and_names_the_missing_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two policies on a 20-job workload: run both, drop one's cache entry, then
+    # --from-cache must report the other, compute nothing and name the lacking run.
+    tiny = _tiny_edl(monkeypatch, "tiresias", "edl-tiresias")
     assert run(_args("edl", "--quick", "--out", str(tmp_path))) == 0
     cache = tmp_path / "cache"
     entries = sorted(cache.glob("*.pkl"))
@@ -183,15 +188,7 @@ def test_start_overhead_reaches_every_run_and_the_report_says_so(
 ) -> None:
     import pickle
 
-    tiny = replace(
-        PAPERS["edl"],
-        servers=2,
-        seeds=1,
-        sweep=None,
-        policies=tuple(p for p in PAPERS["edl"].policies if p.policy == "tiresias"),
-        quick_spec=PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=20), label="tiny"),
-    )
-    monkeypatch.setitem(PAPERS, "edl", tiny)
+    _tiny_edl(monkeypatch, "tiresias")
     assert run(_args("edl", "--quick", "--out", str(tmp_path), "--start-overhead", "0.25")) == 0
     assert (
         "0.25 x (1 + log2 g) minutes of work at each start" in (tmp_path / "report.md").read_text()
