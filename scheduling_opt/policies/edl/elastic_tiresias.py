@@ -42,7 +42,7 @@ from scheduling_opt.policies.edl.model import (
     qos_floor,
     worker_counts,
 )
-from scheduling_opt.policies.edl.waiting import Waiting
+from scheduling_opt.policies.edl.waiting import Waiting, take_head
 from scheduling_opt.policies.locality import K, pick_servers
 from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
@@ -255,14 +255,7 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
         if st.want > budget:
             heapq.heappop(heads)  # this P_j g no longer fits, nor will it
             continue
-        items = st.items
-        i = at[n]
-        at[n] = i + 1
-        if i + 1 < len(items):
-            heapq.heapreplace(heads, (st.base + items[i + 1], n))
-        else:
-            heapq.heappop(heads)
-        j = job_of(items[i])
+        j = job_of(take_head(heads, streams, at))
         if j.job.id not in alloc:  # else placed: listed in ``running``
             budget -= st.want
             starts.append(j)
@@ -502,14 +495,7 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
             heapq.heappop(heads)
             parked.append(n)
             continue
-        items = s.items
-        i = at[n]
-        at[n] = i + 1
-        if i + 1 < len(items):
-            heapq.heapreplace(heads, (s.base + items[i + 1], n))
-        else:
-            heapq.heappop(heads)
-        j = job_of(items[i])
+        j = job_of(take_head(heads, streams, at))
         k = j.job.id
         if k in alloc or k in gone:
             continue

@@ -16,6 +16,7 @@ A stream may list jobs that run in the round (the passes skip them).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
@@ -81,3 +82,28 @@ class Waiting:
             for (q, k), items in groups.items()
         ]
         return cls(streams, order.__getitem__, sum(len(s.items) for s in streams))
+
+
+def take_head(heads: list[tuple[int, int]], streams: Sequence[Stream], at: list[int]) -> int:
+    """Pop the first stream's next item (its index in the order) and re-key the heap.
+
+    ``heads`` is a heap of ``(base + next item, stream)``, ``at[n]`` stream
+    n's cursor; the stream leaves the heap when its last item is taken.
+    O(log S) for S streams.
+
+    Examples
+    --------
+    >>> streams = [Stream(0, "a", 1, (0, 5)), Stream(0, "b", 1, (3,))]
+    >>> heads, at = [(0, 0), (3, 1)], [0, 0]
+    >>> [take_head(heads, streams, at) for _ in range(3)], heads
+    ([0, 3, 5], [])
+    """
+    n = heads[0][1]
+    items = streams[n].items
+    i = at[n]
+    at[n] = i + 1
+    if i + 1 < len(items):
+        heapq.heapreplace(heads, (streams[n].base + items[i + 1], n))
+    else:
+        heapq.heappop(heads)
+    return items[i]
