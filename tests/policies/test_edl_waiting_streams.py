@@ -12,7 +12,6 @@ happening (not only the same decisions).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -43,7 +42,7 @@ def _every_job(r: Round, waiting: Waiting, gone: set[str], started: list[str]) -
         k = j.job.id
         if k not in gone and et._compact_stable(r, j, check):
             started.append(k)
-            bisect.insort(check.placed(r), (r.prio[k], k, j.job.gpus_per_worker))
+            check.started(r, r.prio[k], j)  # listed, and the check's demands rebuilt
 
 
 class _Attempts:

@@ -161,9 +161,12 @@ def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) 
     # Ties go to fewer workers: moving GPUs for no gain only costs a rescale.
     k = min(k for g, k in feasible if g >= gain - TOLERANCE)
     if accept is not None:
-        final = r.copy()
-        _apply(final, j, steps[:k])
-        if not accept(final):
+        # The trial less its steps past k is the round after the start (its
+        # counts and free GPUs exactly; an emptied entry put back may sit
+        # elsewhere in a dict's order, which the check does not read), so
+        # no second copy is made (issue 25, fourth pass).
+        _undo(trial, j, steps[k:])
+        if not accept(trial):
             return 0
     _apply(r, j, steps[:k])
     return k
@@ -175,3 +178,11 @@ def _apply(r: Round, j: EdlJob, steps: list[tuple[str, list[str]]]) -> None:
         for donor in taken:
             r.add(donor, s, -1)
         r.add(j.id, s, 1)
+
+
+def _undo(r: Round, j: EdlJob, steps: list[tuple[str, list[str]]]) -> None:
+    """Take back :func:`_apply`'s ``steps`` (last first): j's workers to the donors."""
+    for s, taken in reversed(steps):
+        r.add(j.id, s, -1)
+        for donor in reversed(taken):
+            r.add(donor, s, 1)

@@ -149,15 +149,19 @@ class _Check:
     ``waiting``: the round's waiting jobs; ``running``: ``(priority key,
     id, GPUs per worker)`` of every job the round places, ascending, built
     at the first check of the round (most rounds make none) and kept as
-    compaction starts jobs; ``asked``: whether the last attempt reached the
-    check.
+    compaction starts jobs; ``demand``: their GPUs in the round and
+    ``index``: each one's place in ``running``, built at the first check
+    after the round changed (a start changes its donors' workers);
+    ``asked``: whether the last attempt reached the check.
     """
 
-    __slots__ = ("asked", "running", "waiting")
+    __slots__ = ("asked", "demand", "index", "running", "waiting")
 
     def __init__(self, waiting: Waiting) -> None:
         self.waiting = waiting
         self.running: list[tuple[int, str, int]] | None = None
+        self.demand: list[int] | None = None
+        self.index: dict[str, int] = {}
         self.asked = False
 
     def placed(self, r: Round) -> list[tuple[int, str, int]]:
@@ -166,6 +170,41 @@ class _Check:
             prio, jobs = r.prio, r.jobs
             self.running = sorted((prio[k], k, jobs[k].job.gpus_per_worker) for k in r.alloc)
         return self.running
+
+    def started(self, r: Round, key: int, j: EdlJob) -> None:
+        """``j`` (priority key ``key``) started in ``r``: listed; the demands are stale."""
+        bisect.insort(self.placed(r), (key, j.job.id, j.job.gpus_per_worker))
+        self.demand = None
+
+    def trial(
+        self, r: Round, trial: Round, j: EdlJob
+    ) -> tuple[list[tuple[int, str, int]], list[int]]:
+        """``running`` and the demands of ``trial``: ``r`` with ``j`` started by compaction.
+
+        The trial differs from ``r`` only in the jobs it ``touched`` (j and
+        its donors; the jobs of ``r.touched`` read the same counts), so the
+        lists of ``r`` are copied in C and those entries set: O(R) in C plus
+        O(T) for T touched jobs, instead of a Python pass over the R placed
+        jobs per check (issue 25, fourth pass).
+        """
+        running = self.placed(r)
+        if self.demand is None:
+            count = r.count
+            self.demand = [count[k] * g for _, k, g in running]
+            self.index = {k: i for i, (_, k, _) in enumerate(running)}
+        g = j.job.gpus_per_worker
+        entry = (r.prio[j.job.id], j.job.id, g)
+        at = bisect.bisect_left(running, entry)
+        running = running.copy()
+        running.insert(at, entry)
+        demand = self.demand.copy()
+        count, jobs, index = trial.count, trial.jobs, self.index
+        demand.insert(at, count[j.job.id] * g)
+        for k in trial.touched:
+            i = index.get(k)
+            if i is not None:
+                demand[i + 1 if i >= at else i] = count[k] * jobs[k].job.gpus_per_worker
+        return running, demand
 
 
 def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
@@ -182,14 +221,18 @@ def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
 
     def accept(trial: Round) -> bool:
         check.asked = True
-        running = check.placed(r).copy()
-        bisect.insort(running, (r.prio[j.job.id], j.job.id, j.job.gpus_per_worker))
-        return not _replan_preempts(trial, check.waiting, running)
+        running, demand = check.trial(r, trial, j)
+        return not _replan_preempts(trial, check.waiting, running, demand)
 
     return compact(r, j, accept) > 0
 
 
-def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, int]]) -> bool:
+def _replan_preempts(
+    r: Round,
+    waiting: Waiting,
+    running: list[tuple[int, str, int]],
+    demand: list[int] | None = None,
+) -> bool:
     """Would the plan, run on the placement the round has so far, preempt a job?
 
     The next call sees the same jobs, service and queues (a promoted job that
@@ -213,9 +256,14 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
     in the order was O(J) per check); the placed jobs (``running``, by
     priority key) between two such jobs are kept in one sum when they fit.
     ``tests/policies/test_edl_replan.py`` checks it against the plan run in
-    full (the code before both changes). O(R + S + C log S) for R placed
-    jobs, S streams and C waiting jobs visited, plus O(S log S) per start
-    that fits.
+    full (the code before both changes). ``demand``: the GPUs of each
+    ``running`` job in ``r`` (default: read from ``r.count``). A start whose
+    gang fits one server (ceil(P_j g / m) = 1) takes the server
+    :func:`gang_on` would choose, found by one scan: the fewest usable
+    workers that hold it, then the lowest rank (issue 25, fourth pass).
+    O(R + S + C log S) for R placed jobs, S streams and C waiting jobs
+    visited, plus O(S) per start of one server and O(S log S) per other
+    start that fits.
     """
     budget = r.state.cluster.total_gpus
     alloc, count, jobs = r.alloc, r.count, r.jobs
@@ -227,7 +275,8 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
     at = [0] * len(streams)
     victims: list[str] = []
     starts: list[EdlJob] = []
-    demand = [count[k] * g for _, k, g in running]
+    if demand is None:
+        demand = [count[k] * g for _, k, g in running]
     pos, placed = 0, len(running)
     while True:
         # The placed jobs before the next candidate: kept in one step when they
@@ -266,7 +315,7 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
         g = jobs[k].job.gpus_per_worker
         for s, n in alloc[k].items():
             free[s] += n * g
-    cluster = r.state.cluster
+    cluster, rank = r.state.cluster, r.rank
     largest: dict[str | None, int] = {}
     tops: dict[tuple[str | None, int], list[int]] = {}
     for j in starts:
@@ -274,6 +323,20 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
         d = job.gpus_per_worker
         m = _largest(cluster, j, largest)
         limit = math.ceil(j.requested_gpus / m) if m else 0
+        if limit == 1:
+            # pick_servers with one server: the fewest usable workers that
+            # hold the gang, then the rank (none: gang_on's None).
+            need, best, pick = j.parallelism, None, ""
+            for server in cluster.servers:
+                u = free[server.id] // d
+                if u >= need and job.fits(server):
+                    here = (u, rank[server.id])
+                    if best is None or here < best:
+                        best, pick = here, server.id
+            if best is not None:
+                free[pick] -= need * d
+                tops.clear()
+            continue
         sort = (job.gpu_type, d)
         top = tops.get(sort)
         if top is None:
@@ -283,7 +346,7 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
             )
         if sum(top[:limit]) < j.parallelism:
             continue
-        where = _gang(cluster, free, r.rank, j, j.parallelism, largest)
+        where = _gang(cluster, free, rank, j, j.parallelism, largest)
         if where is not None:
             for s, n in where.items():
                 free[s] -= n * d
@@ -502,7 +565,7 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
         check.asked = False
         if _compact_stable(r, j, check):
             started.append(k)
-            bisect.insort(check.placed(r), (key, k, j.job.gpus_per_worker))
+            check.started(r, key, j)
             dead.clear()
             for m in parked:
                 t = streams[m]

@@ -640,7 +640,6 @@ class EdlTiresias:
             _Rank(self.level),
             workers,
             held,
-            shared=set(alloc),
         )
         begun = [ids[i] for i in started]
         queued = Waiting(streams, jobs.__getitem__, waiting)
