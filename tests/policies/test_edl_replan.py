@@ -81,8 +81,9 @@ class _Both:
         waiting: Waiting,
         running: list[tuple[int, str, int]],
         demand: list[int] | None = None,
+        victims: list[str] | None = None,
     ) -> bool:
-        got = self.fast(r, waiting, running, demand)
+        got = self.fast(r, waiting, running, demand, victims)
         # The demands the caller passed are the round's workers (built apart).
         assert demand is None or demand == [r.count[k] * g for _, k, g in running]
         # The priority order, as the step built it (r.prio sorts as the positions).

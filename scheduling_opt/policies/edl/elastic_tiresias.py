@@ -152,10 +152,13 @@ class _Check:
     compaction starts jobs; ``demand``: their GPUs in the round and
     ``index``: each one's place in ``running``, built at the first check
     after the round changed (a start changes its donors' workers);
-    ``asked``: whether the last attempt reached the check.
+    ``asked``: whether the last attempt reached the check; ``lost``:
+    whether the check refused it with the attempted job among its victims
+    (then every later job of its class is refused alike on this round, see
+    :func:`_compaction`).
     """
 
-    __slots__ = ("asked", "demand", "index", "running", "waiting")
+    __slots__ = ("asked", "demand", "index", "lost", "running", "waiting")
 
     def __init__(self, waiting: Waiting) -> None:
         self.waiting = waiting
@@ -163,6 +166,7 @@ class _Check:
         self.demand: list[int] | None = None
         self.index: dict[str, int] = {}
         self.asked = False
+        self.lost = False
 
     def placed(self, r: Round) -> list[tuple[int, str, int]]:
         """``running``, built from ``r`` when first asked. O(R log R) then, O(1) after."""
@@ -216,13 +220,17 @@ def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
     preempt ``j`` or another job. Such a compaction is not made (``j``
     waits), so a call on the step's own output never preempts. The check
     (:func:`_replan_preempts`) runs once per compaction that would start a
-    job; ``check.asked`` records that it ran.
+    job; ``check.asked`` records that it ran, ``check.lost`` that it refused
+    with ``j`` among the plan's victims.
     """
 
     def accept(trial: Round) -> bool:
         check.asked = True
         running, demand = check.trial(r, trial, j)
-        return not _replan_preempts(trial, check.waiting, running, demand)
+        victims: list[str] = []
+        refused = _replan_preempts(trial, check.waiting, running, demand, victims)
+        check.lost = refused and j.job.id in victims
+        return not refused
 
     return compact(r, j, accept) > 0
 
@@ -232,6 +240,7 @@ def _replan_preempts(
     waiting: Waiting,
     running: list[tuple[int, str, int]],
     demand: list[int] | None = None,
+    victims: list[str] | None = None,
 ) -> bool:
     """Would the plan, run on the placement the round has so far, preempt a job?
 
@@ -257,7 +266,8 @@ def _replan_preempts(
     priority key) between two such jobs are kept in one sum when they fit.
     ``tests/policies/test_edl_replan.py`` checks it against the plan run in
     full (the code before both changes). ``demand``: the GPUs of each
-    ``running`` job in ``r`` (default: read from ``r.count``). A start whose
+    ``running`` job in ``r`` (default: read from ``r.count``); ``victims``:
+    filled with the budget pass's victims when given. A start whose
     gang fits one server (ceil(P_j g / m) = 1) takes the server
     :func:`gang_on` would choose, found by one scan: the fewest usable
     workers that hold it, then the lowest rank (issue 25, fourth pass).
@@ -273,7 +283,8 @@ def _replan_preempts(
     ]
     heapq.heapify(heads)
     at = [0] * len(streams)
-    victims: list[str] = []
+    if victims is None:
+        victims = []
     starts: list[EdlJob] = []
     if demand is None:
         demand = [count[k] * g for _, k, g in running]
@@ -539,9 +550,31 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
     every job of the class fails alike until the round changes, which only
     a start does; a dead class's streams are parked, and a start revives
     them past its own key (their jobs before it were tried, in effect, on
-    the unchanged round). A refusal by the check says nothing of the next
-    job (it depends on the job's place in the order). O(S + T log S) plus
-    the attempts, for S streams and T jobs tried.
+    the unchanged round). A refusal by the check in general says nothing of
+    the next job (it depends on the job's place in the order), but one with
+    the job itself among the plan's victims (``_Check.lost``) does, and
+    marks the class dead too (issue 25, fourth pass: a long queue of 1-GPU
+    jobs made hundreds of such checks in one call, one per job).
+
+    Why. Let j (key x) and a later j' (key x' > x) be of one class, on one
+    round r. Their attempts are the same (the same donors scaled in, the
+    same servers and workers for the started job: compaction reads only
+    the class and r), so the two trials differ only in which of j, j' is
+    placed, with the same demand c. The check's budget pass is the same on
+    both before x; j a victim of its trial means the budget b at x was
+    below c <= P_j g. On the trial of j' at x, j waits and does not fit
+    (P_j g > b), so its stream is dropped as on j's trial (the pass tests
+    the head's P_j g before whether the head is placed); the budget only
+    falls, so at x' j' is a victim of its trial, as j' (waiting) fails to
+    fit on j's. Between and after, the pass meets the same jobs with the
+    same budget: the same other victims and the same starts, whose gangs
+    then go on the same free GPUs (j and j' hold the same). The restore
+    refuses iff some server holding a victim lost GPUs to the starts beyond
+    its free ones (taking the last victim restored there, whose GPUs alone
+    are then left: free + its GPUs - started < its GPUs), which reads only
+    the victims' servers, the same for both. So j' is refused too.
+
+    O(S + T log S) plus the attempts, for S streams and T jobs tried.
     """
     alloc = r.alloc
     check = _Check(waiting)
@@ -573,7 +606,7 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
                 if i < len(t.items):
                     heapq.heappush(heads, (t.base + t.items[i], m))
             parked.clear()
-        elif not check.asked:
+        elif not check.asked or check.lost:
             dead.add(s.cls)
 
 
