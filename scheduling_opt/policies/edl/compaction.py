@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import EdlJob
@@ -33,9 +34,13 @@ def _donors(r: Round, j: EdlJob) -> list[EdlJob]:
     paper's compaction still shrinks it (never below its floor), and it is
     tried last among the donors.
     """
+    return _donors_from(r, j, max(1, r.queue[j.job.id]))
+
+
+def _donors_from(r: Round, j: EdlJob, lowest: int) -> list[EdlJob]:
+    """:func:`_donors` with the lowest queue given."""
     me = j.job.id
     queue, jobs, count, floors = r.queue, r.jobs, r.count, r.floors
-    lowest = max(1, queue[me])
     # The cheap tests first (this runs over every running job per change of the round).
     found = [
         k
@@ -82,6 +87,25 @@ def _cheapest_worker(
 _Offer = tuple[list[EdlJob], dict[str, int], list[int], int]
 
 
+def _waiting_donors(r: Round, j: EdlJob, lowest: int) -> list[EdlJob]:
+    """:func:`_donors` of a waiting ``j`` whose lowest donor queue is ``lowest``, kept in ``r.memo``.
+
+    A waiting j is no donor, so its donors are those of queue 1 and below
+    (kept until the round changes) with a queue of at least ``lowest``:
+    filtering that list keeps its priority order, so the donors of the
+    other queue classes cost O(D) instead of O(R + D log D) for R placed
+    jobs and D donors (issue 25, fourth pass).
+    """
+    kept = r.memo.get(("donors",))
+    if kept is None:
+        kept = r.memo["donors",] = _donors_from(r, j, 1)
+    base = cast(list[EdlJob], kept)
+    if lowest == 1:
+        return base
+    queue = r.queue
+    return [x for x in base if queue[x.job.id] >= lowest]
+
+
 def _offer(r: Round, j: EdlJob) -> _Offer:
     """Waiting j's donors, workers obtainable per server (and those counts, largest first), m.
 
@@ -92,11 +116,12 @@ def _offer(r: Round, j: EdlJob) -> _Offer:
     when computed, O(1) when kept.
     """
     d = j.job.gpus_per_worker
-    key = ("offer", max(1, r.queue[j.id]), j.job.gpu_type, d)
+    lowest = max(1, r.queue[j.id])
+    key = ("offer", lowest, j.job.gpu_type, d)
     kept = r.memo.get(key) if j.id not in r.alloc else None
     if kept is not None:
         return kept  # type: ignore[return-value]
-    donors = _donors(r, j)
+    donors = _donors(r, j) if j.id in r.alloc else _waiting_donors(r, j, lowest)
     give = dict.fromkeys(r.free, 0)
     for x in donors:
         slack = r.count[x.id] - r.floors[x.id]

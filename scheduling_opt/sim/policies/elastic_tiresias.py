@@ -475,9 +475,16 @@ class EdlTiresias:
         p = self.params
         if p.elastic:
             still = []
+            running = self.running
             for i in preempted:  # a victim whose GPUs no start took keeps running
-                place = self.running[i]
-                if all(free[s] >= g for s, g in place):
+                place = running[i]
+                if len(place) == 1:  # most jobs: one server, no generator
+                    s, g = place[0]
+                    if free[s] >= g:
+                        free[s] -= g
+                    else:
+                        still.append(i)
+                elif all(free[s] >= g for s, g in place):
                     for s, g in place:
                         free[s] -= g
                 else:
