@@ -139,11 +139,12 @@ def test_trusted_placement_is_from_mapping(mapping: dict[str, dict[str, int]]) -
     edl_jobs(),
     st.lists(st.tuples(st.floats(1.0, 5000.0), st.integers(0, 7)), min_size=1, max_size=5),
 )
-def test_a_waiting_jobs_donors_are_the_filtered_queue_one_donors(
+def test_a_waiting_jobs_donors_and_their_gpus_are_the_filtered_queue_one_lists(
     sizes: list[int], jobs: list[el.EdlJob], rounds: list[tuple[float, int]]
 ) -> None:
     # Every offer for a waiting job: the donors from the round's queue-1 list
-    # (filtered by queue, issue 25 fourth pass) equal _donors's own pass.
+    # (filtered by queue) and their free-able GPUs (summed per queue, issue
+    # 25 fourth pass) equal _donors's own pass and the loop over its donors.
     cluster = Cluster(
         (GpuType("V100"),), tuple(Server(f"s{i}", "V100", g) for i, g in enumerate(sizes))
     )
@@ -153,18 +154,31 @@ def test_a_waiting_jobs_donors_are_the_filtered_queue_one_donors(
         rollout(state, rounds)
 
 
+def _donors_and_give(r: Round, j: el.EdlJob) -> tuple[list[el.EdlJob], dict[str, int]]:
+    """The donors and the GPUs they can free per server, as ``_offer`` computed them before."""
+    donors = _donors(r, j)
+    give = dict.fromkeys(r.free, 0)
+    for x in donors:
+        slack = r.count[x.id] - r.floors[x.id]
+        for server, n in r.alloc[x.id].items():
+            give[server] += min(n, slack) * x.job.gpus_per_worker
+    return donors, give
+
+
 class _BothDonors:
-    """Stands for ``_waiting_donors``: asserts it equals ``_donors``; counts the queue classes."""
+    """Stands for ``_waiting_donors``: asserts it equals the reference; counts the queue classes."""
 
     def __init__(self) -> None:
         self.fast = cp._waiting_donors
         self.seen: Counter[int] = Counter()
 
-    def __call__(self, r: Round, j: el.EdlJob, lowest: int) -> list[el.EdlJob]:
+    def __call__(
+        self, r: Round, j: el.EdlJob, lowest: int
+    ) -> tuple[list[el.EdlJob], dict[str, int]]:
         got = self.fast(r, j, lowest)
         assert lowest == max(1, r.queue[j.id])
         assert j.id not in r.alloc
-        assert got == _donors(r, j)
+        assert got == _donors_and_give(r, j)
         self.seen[lowest] += 1
         return got
 

@@ -87,23 +87,44 @@ def _cheapest_worker(
 _Offer = tuple[list[EdlJob], dict[str, int], list[int], int]
 
 
-def _waiting_donors(r: Round, j: EdlJob, lowest: int) -> list[EdlJob]:
-    """:func:`_donors` of a waiting ``j`` whose lowest donor queue is ``lowest``, kept in ``r.memo``.
+def _waiting_donors(r: Round, j: EdlJob, lowest: int) -> tuple[list[EdlJob], dict[str, int]]:
+    """:func:`_donors` of a waiting ``j`` whose lowest donor queue is ``lowest``, and their GPUs.
 
-    A waiting j is no donor, so its donors are those of queue 1 and below
-    (kept until the round changes) with a queue of at least ``lowest``:
-    filtering that list keeps its priority order, so the donors of the
-    other queue classes cost O(D) instead of O(R + D log D) for R placed
-    jobs and D donors (issue 25, fourth pass).
+    The second value is ``give``: the GPUs per server the donors can free
+    (each down to its floor). A waiting j is no donor, so its donors are
+    those of queue 1 and below with a queue of at least ``lowest``:
+    filtering that list keeps its priority order, and ``give`` is the sum
+    of the same list's per-queue sums over the queues >= ``lowest``. Both
+    lists are kept in ``r.memo`` until the round changes, so each further
+    queue class costs O(D + q S) instead of O(R + D log D) for R placed
+    jobs, D donors, q queues and S servers (issue 25, fourth pass).
     """
-    kept = r.memo.get(("donors",))
+    memo = r.memo
+    kept = memo.get(("donors",))
     if kept is None:
-        kept = r.memo["donors",] = _donors_from(r, j, 1)
-    base = cast(list[EdlJob], kept)
-    if lowest == 1:
-        return base
-    queue = r.queue
-    return [x for x in base if queue[x.job.id] >= lowest]
+        base = _donors_from(r, j, 1)
+        count, floors, alloc, queue = r.count, r.floors, r.alloc, r.queue
+        by_queue: dict[int, dict[str, int]] = {}
+        for x in base:
+            k = x.job.id
+            slack = count[k] - floors[k]
+            g = x.job.gpus_per_worker
+            give = by_queue.get(queue[k])
+            if give is None:
+                give = by_queue[queue[k]] = dict.fromkeys(r.free, 0)
+            for server, n in alloc[k].items():
+                give[server] += min(n, slack) * g
+        kept = memo["donors",] = (base, by_queue)
+    base, by_queue = cast(tuple[list[EdlJob], dict[int, dict[str, int]]], kept)
+    if lowest > 1:
+        queue = r.queue
+        base = [x for x in base if queue[x.job.id] >= lowest]
+    total = dict.fromkeys(r.free, 0)
+    for q, give in by_queue.items():
+        if q >= lowest:
+            for server, n in give.items():
+                total[server] += n
+    return base, total
 
 
 def _offer(r: Round, j: EdlJob) -> _Offer:
@@ -121,13 +142,18 @@ def _offer(r: Round, j: EdlJob) -> _Offer:
     kept = r.memo.get(key) if j.id not in r.alloc else None
     if kept is not None:
         return kept  # type: ignore[return-value]
-    donors = _donors(r, j) if j.id in r.alloc else _waiting_donors(r, j, lowest)
-    give = dict.fromkeys(r.free, 0)
-    for x in donors:
-        slack = r.count[x.id] - r.floors[x.id]
-        for server, n in r.alloc[x.id].items():
-            give[server] += min(n, slack) * x.job.gpus_per_worker
-    fits = [s for s in r.state.cluster.servers if j.job.fits(s)]
+    if j.id in r.alloc:
+        donors = _donors(r, j)
+        give = dict.fromkeys(r.free, 0)
+        for x in donors:
+            slack = r.count[x.id] - r.floors[x.id]
+            for server, n in r.alloc[x.id].items():
+                give[server] += min(n, slack) * x.job.gpus_per_worker
+    else:
+        donors, give = _waiting_donors(r, j, lowest)
+    servers = r.state.cluster.servers
+    # Any server fits a job of no GPU type (Job.fits), so no call per server.
+    fits = list(servers) if j.job.gpu_type is None else [s for s in servers if j.job.fits(s)]
     obtainable = {s.id: (r.free[s.id] + give[s.id]) // d for s in fits}
     top = sorted(obtainable.values(), reverse=True)
     offer = (donors, obtainable, top, max((s.gpus for s in fits), default=0))
