@@ -104,6 +104,20 @@ def test_short_starvation_and_thresholds_promote_and_demote_as_the_rebuild(elast
     assert fast == reference
 
 
+@pytest.mark.parametrize("elastic", [True, False])
+def test_promote_knob_promotes_as_the_rebuild(elastic: bool) -> None:
+    # Tiresias' knob (waiting >= k x executed): the adapter's heap keys and
+    # timer against the pure step's rule on every call, with thresholds low
+    # enough that most jobs reach the lower queues and starve.
+    base = generate(SyntheticSpec(jobs=100, rate=2.0, max_gpus=16), 11)
+    workload = Workload.of(tuple(ElasticRule(share=0.5).apply(j) for j in base.jobs), "w")
+    kw = {"elastic": elastic, "thresholds": (60.0, 600.0, 3000.0), "promote_knob": 2.0}
+    fast, reference = _both(workload, 5, **kw)
+    assert len(fast[0]) > 50  # type: ignore[arg-type]  # enough calls to mean something
+    assert not isinstance(fast[1], str), fast[1]
+    assert fast == reference
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("elastic", [True, False])
 def test_excerpt_day_decides_as_the_rebuild(elastic: bool) -> None:
