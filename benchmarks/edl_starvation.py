@@ -19,7 +19,6 @@ claim compares policies that should differ in elasticity only.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import tempfile
@@ -30,6 +29,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from chronus_parity import excerpt  # noqa: E402
 
 from scheduling_opt.reproduce.papers import PAPERS  # noqa: E402
 from scheduling_opt.reproduce.workloads import PaperWorkload  # noqa: E402
@@ -47,19 +49,6 @@ RULES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("edl-tiresias", "fixed 3,600 s", {"promote_knob": None, "starvation": 3600.0}),
     ("edl-tiresias", "none", {"promote_knob": None, "starvation": 1e12}),
 )
-
-
-def prefix(trace: Path, until: float, out: Path) -> Path:
-    """The trace's rows submitted before ``until`` minutes."""
-    path = out / f"{trace.stem}-until{until:g}.csv"
-    with trace.open(newline="") as src, path.open("w", newline="") as dst:
-        rows = csv.reader(src)
-        writer = csv.writer(dst, lineterminator="\n")
-        header = next(rows)
-        writer.writerow(header)
-        col = header.index("submit_time")
-        writer.writerows(row for row in rows if float(row[col]) < until)
-    return path
 
 
 def configs(traces: Path, density: float, path: Path) -> list[tuple[str, RunConfig]]:
@@ -90,7 +79,7 @@ def main() -> int:
         print(f"edl_starvation: {trace} not found (give --traces DIR)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        path = prefix(trace, args.until, Path(tmp))
+        path = excerpt(trace, args.until, Path(tmp))
         print(f"P_MIX2 submitted before minute {args.until:g}, load factor {args.density:g}")
         print(
             "| policy | starvation rule | mean / median / p95 JCT (min) | preemptions / job "
