@@ -67,7 +67,7 @@ def _load() -> str:
 
 
 def _stamp(what: str) -> None:
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"\n{what}: {now}, load average {_load()}\n", flush=True)
 
 

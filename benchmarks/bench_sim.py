@@ -124,8 +124,11 @@ def _measure(config: RunConfig) -> dict[str, Any]:
 
 
 def _fresh(config: RunConfig) -> dict[str, Any]:
-    with ProcessPoolExecutor(1, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
-        return pool.submit(_measure, config).result()
+    # A pool per case, one worker, one task: every case starts in a fresh
+    # interpreter (no warm caches) without max_tasks_per_child (Python 3.11+).
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        measured: dict[str, Any] = pool.submit(_measure, config).result()
+    return measured
 
 
 def run_case(case: Case, repeat: int, repeat_below: float) -> dict[str, Any]:

@@ -25,6 +25,11 @@ which the moves end at 356.250 (0.20% below the arc-flow optimum 356.955,
 main's 356.667 was 0.08% below; the cheap bound 360 certifies it within
 1.04%). The other three are 0.00% (8:1), 0.07% (96:1: 306.438) and 0.07%
 (120:1: 391.434) below their optima; every answer passes the checker.
+Re-recorded 2026-11-27: reclaim ``aryl-plus`` on ``reclaim-n60.json`` and
+``gen:reclaim:60:0`` (19 -> 20; the optimum is 19), ``60:1`` (21 -> 20, the
+optimum) and ``500:1`` (153 -> 152; optimum 151). Bisected to 8457456 (issue
+13's reclaim package: the annealing draws from numpy's generator only, so
+its random stream changed); every later commit gives the same four values.
 """
 
 from __future__ import annotations

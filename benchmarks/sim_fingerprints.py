@@ -117,7 +117,7 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
         for c in paper.configs(quick=True, judged=judged):
             if c.seed != 0 or c.policy in seen or c.policy == "ones-exact":
                 continue
-            if c.workload.density != first:
+            if not isinstance(c.workload, PaperWorkload) or c.workload.density != first:
                 continue
             seen.add(c.policy)
             out[f"{c.policy}/{name}-quick"] = c

@@ -26,6 +26,7 @@ from scheduling_opt.reproduce.workloads import (
     PaperWorkload,
 )
 from scheduling_opt.sim.policies.ones_jobs import OnesSpec
+from scheduling_opt.sim.preemptive import TIRESIAS_KNOB
 from scheduling_opt.sim.sweep import RunConfig
 from scheduling_opt.sim.synthetic import SyntheticSpec
 
@@ -441,15 +442,17 @@ EDL = PaperSet(
         "they scale: every job is elastic here, from 1 GPU (compaction keeps ceil(0.5 P) by "
         "the QoS rule) up to twice its requested GPUs, with an Amdahl curve of serial "
         "fraction 0.05 (a documented choice, not the paper's profiles). Tiresias is run "
-        "twice: the simulator's own `tiresias` (with EDL's three queues and its promotion "
-        "knob 8) and `edl-tiresias`, the same EDL step with elasticity off (starvation "
-        "promotion after 3,600 s, run at the judged load only: it is the slowest run): the "
-        "second isolates what the two elastic rules buy."
+        "twice: the simulator's own `tiresias` (with EDL's three queues) and `edl-tiresias`, "
+        "the same EDL step as Elastic-Tiresias with elasticity off (run at the judged load "
+        "only): the second isolates what the two elastic rules buy. All three promote a "
+        "starving job as the Tiresias simulator's knob rule does, with the same knob 8 "
+        "(back to G0 after waiting 8x its executed time): EDL ran both policies in that "
+        "simulator and names no starvation limit of its own."
     ),
     policies=(
         PolicyRun("tiresias", (("thresholds", _EDL_THRESHOLDS),)),
-        PolicyRun("edl-tiresias", everywhere=False),
-        PolicyRun("elastic-tiresias"),
+        PolicyRun("edl-tiresias", (("promote_knob", TIRESIAS_KNOB),), everywhere=False),
+        PolicyRun("elastic-tiresias", (("promote_knob", TIRESIAS_KNOB),)),
     ),
     claims=tuple(
         Claim(what, metric, "reduction", paper, base, "elastic-tiresias")

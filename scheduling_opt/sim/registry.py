@@ -115,7 +115,7 @@ def _edl(elastic: bool) -> Factory:
         # Imported here: the paper adapters pull in the solver packages.
         from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
 
-        known = ("unit_seconds", "thresholds", "starvation", "compaction", "qos")
+        known = ("unit_seconds", "thresholds", "starvation", "compaction", "qos", "promote_knob")
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params("elastic-tiresias" if elastic else "edl-tiresias", params)
         if "thresholds" in kwargs:

@@ -51,6 +51,7 @@ class RebuildAdapter:
         starvation: float = DEFAULT_STARVATION,
         compaction: int = DEFAULT_COMPACTION,
         qos: float = DEFAULT_QOS,
+        promote_knob: float | None = None,
     ) -> None:
         self.name = "elastic-tiresias" if elastic else "edl-tiresias"
         self.params = TiresiasParams(
@@ -59,6 +60,7 @@ class RebuildAdapter:
             compaction=compaction,
             qos=qos,
             elastic=elastic,
+            promote_knob=promote_knob,
         )
         self.cluster: Cluster | None = None
         self.capacity: tuple[int, ...] = ()
@@ -118,7 +120,8 @@ class RebuildAdapter:
             las = float(max(0.0, st.service(now) - offset.get(st.index, 0.0)))
             waiting = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
             base = self._job(st)
-            edl_jobs.append(trusted(base.job, las, waiting, base.speedup, base.requested))
+            executed = float(st.executed(now))
+            edl_jobs.append(trusted(base.job, las, waiting, base.speedup, base.requested, executed))
             if st.placement:
                 rows.extend(self._rows(st))
         state = EdlState._trusted(
@@ -144,7 +147,7 @@ class RebuildAdapter:
         p = self.params
         best = math.inf
         counts = worker_counts(new)
-        thresholds, starvation = p.thresholds, p.starvation
+        thresholds = p.thresholds
         levels = len(thresholds)
         for j in state.jobs:
             q = bisect.bisect_right(thresholds, j.service)  # p.queue, inlined: once per job
@@ -152,7 +155,7 @@ class RebuildAdapter:
             if held and q < levels:
                 at = now + (thresholds[q] - j.service) / held
             elif q > 0 and not held:
-                at = now + max(0.0, starvation - j.waiting)
+                at = now + max(0.0, p.limit(j) - j.waiting)
             else:
                 continue
             if now + _EPS < at < best:

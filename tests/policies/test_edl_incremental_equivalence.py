@@ -90,14 +90,27 @@ def test_incremental_adapter_decides_as_the_rebuild_call_by_call(
     assert fast == reference
 
 
+@pytest.mark.parametrize(
+    ("seed", "starvation"),
+    [
+        # A 5-minute fixed limit: most calls promote or demote someone.
+        (7, {"starvation": 300.0}),
+        # Tiresias' knob (waiting >= k x executed): the adapter's heap keys
+        # and timer against the pure step's rule.
+        (11, {"promote_knob": 2.0}),
+    ],
+    ids=["fixed-limit", "knob"],
+)
 @pytest.mark.parametrize("elastic", [True, False])
-def test_short_starvation_and_thresholds_promote_and_demote_as_the_rebuild(elastic: bool) -> None:
-    # Thresholds of a few GPU-minutes and a 5-minute starvation limit: most
-    # calls promote or demote someone, so the heap's times decide the queues.
-    # 100 jobs (200 cost 47 s of CPU in the default run for the same paths).
-    base = generate(SyntheticSpec(jobs=100, rate=2.0, max_gpus=16), 7)
+def test_short_starvation_and_thresholds_promote_and_demote_as_the_rebuild(
+    elastic: bool, seed: int, starvation: dict[str, float]
+) -> None:
+    # Thresholds of a few GPU-minutes: most jobs reach the lower queues and
+    # starve, so the heap's times decide the queues. 100 jobs (200 cost 47 s
+    # of CPU in the default run for the same paths).
+    base = generate(SyntheticSpec(jobs=100, rate=2.0, max_gpus=16), seed)
     workload = Workload.of(tuple(ElasticRule(share=0.5).apply(j) for j in base.jobs), "w")
-    kw = {"elastic": elastic, "thresholds": (60.0, 600.0, 3000.0), "starvation": 300.0}
+    kw = {"elastic": elastic, "thresholds": (60.0, 600.0, 3000.0), **starvation}
     fast, reference = _both(workload, 5, **kw)
     assert len(fast[0]) > 50  # type: ignore[arg-type]  # enough calls to mean something
     assert not isinstance(fast[1], str), fast[1]

@@ -335,3 +335,39 @@ def test_cluster_throughput_sums_normalized_speedups() -> None:
     jobs = [ej("a", 1, 4, speedup=(1.0, 1.8, 2.4, 2.8)), ej("b", 1, 2), ej("c", 1, 1)]
     s = state(cluster(8), jobs, {"a": {"s0": 3}, "b": {"s0": 2}})
     assert el.cluster_throughput(s, s.placement) == pytest.approx(2.4 + 2.0)
+
+
+# --------------------------------------------------------------------------- Tiresias' knob
+
+
+def test_promote_knob_promotes_after_k_times_the_executed_time() -> None:
+    # Tiresias' STARVELIMIT rule (its simulator's dlas-gpu-K, our `tiresias`
+    # with k = 8): a waiting G1 job that has run 100 s returns to G0 after
+    # 8 x 100 = 800 s of waiting, whatever the fixed 3,600 s limit says.
+    knob = el.TiresiasParams(promote_knob=8.0)
+
+    def job(waiting: float, executed: float) -> el.EdlJob:
+        return el.EdlJob(Job("w", 1, 1, 100.0), 600.0, waiting, (), 0, executed)
+
+    def promoted(j: el.EdlJob, p: el.TiresiasParams) -> tuple[str, ...]:
+        s = state(cluster(1), [ej("r", 1, 1, service=20_000.0), j], {"r": {"s0": 1}}, p)
+        return run(s).promoted
+
+    assert promoted(job(799.0, 100.0), knob) == ()
+    assert promoted(job(800.0, 100.0), knob) == ("w",)
+    assert promoted(job(100.0, 12.5), knob) == ("w",)  # 8 x 12.5 = 100
+    assert promoted(job(3600.0, 1000.0), knob) == ()  # the fixed limit is off
+    assert promoted(job(3600.0, 1000.0), el.TiresiasParams()) == ("w",)  # ... and on here
+    # advance() counts the time a job runs, not the time it waits.
+    s = state(cluster(1), [ej("a", 1, 1), ej("b", 1, 1)], {"a": {"s0": 1}}, knob)
+    later = el.advance(s, run(s), 30.0)
+    assert [(j.id, j.executed, j.waiting) for j in later.jobs] == [
+        ("a", 30.0, 0.0),
+        ("b", 0.0, 30.0),
+    ]
+
+
+@pytest.mark.parametrize("knob", [0.0, -1.0, float("nan"), float("inf")])
+def test_promote_knob_must_be_a_positive_number(knob: float) -> None:
+    with pytest.raises(InvalidInstanceError, match="promote_knob"):
+        el.TiresiasParams(promote_knob=knob)

@@ -58,3 +58,23 @@ def test_plain_tiresias_preempts_the_lower_queue_job_for_new_g0_jobs() -> None:
     rows = by_id(out)
     assert rows["0"] == (0.0, 1010.0, 1)
     assert all(rows[str(i)][:2] == (200.0, 210.0) for i in range(1, 5))
+
+
+def test_promote_knob_times_the_starved_job_by_its_executed_time() -> None:
+    # One GPU, thresholds 5 and 80 GPU-s, elasticity off. A (work 110) is in
+    # G2 from 80; B (work 50) arrives at 100 in G0, preempts A (executed
+    # 100) and is in G1 from 105 (never G2: it ends below 80 GPU-s). With
+    # knob k, A returns to G0 after waiting 100 k and preempts B.
+    #   k = 3/8: A back at 137.5 (B ran 37.5), runs its last 10 (G1 from
+    #     142.5, ahead of B in G1 by arrival) and ends 147.5; B, which would
+    #     be promoted only at 137.5 + 37.5 k = 151.56, resumes and ends 160.
+    #   k = 1/4: A back at 125 (B ran 25); at 130 A is in G1; B, waiting
+    #     since 125 with 25 run, is promoted at 131.25 and preempts A (6.25
+    #     run, 3.75 left); B is in G1 again at 136.25, behind A by arrival:
+    #     A resumes and ends 140, B (20 left) ends 160.
+    #   fixed 3,600 s: A waits for B (100..150), then ends 160.
+    w = Workload.of([SimJob("A", 0.0, 1, 110.0), SimJob("B", 100.0, 1, 50.0)], "t")
+    kw = {"unit_seconds": 1.0, "thresholds": (5.0, 80.0), "elastic": False}
+    for knob, ends in ((0.375, (147.5, 160.0)), (0.25, (140.0, 160.0)), (None, (160.0, 150.0))):
+        out = simulate(w, ClusterSpec.uniform(1, 1), EdlTiresias(promote_knob=knob, **kw))
+        assert out.end == ends, knob

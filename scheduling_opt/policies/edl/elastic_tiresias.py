@@ -616,7 +616,9 @@ def queues(state: EdlState) -> tuple[dict[str, int], list[str]]:
     Parameters
     ----------
     state : EdlState
-        The round's input (its ``params`` hold the thresholds and starvation).
+        The round's input (its ``params`` hold the thresholds and the
+        starvation rule: a fixed limit, or Tiresias' knob times the job's
+        executed time).
 
     Returns
     -------
@@ -646,7 +648,7 @@ def _queues(state: EdlState, held: Mapping[str, int]) -> tuple[dict[str, int], l
     out, promoted = {}, []
     for j in state.jobs:
         q = p.queue(j.service)
-        if q and j.id not in held and j.waiting >= p.starvation:
+        if q and j.id not in held and j.waiting >= p.limit(j):
             q = 0
             promoted.append(j.id)
         out[j.id] = q

@@ -33,6 +33,8 @@ DEFAULT_COMPACTION = 10
 DEFAULT_QOS = 0.5
 #: Seconds a waiting job may starve before it returns to G0 (a choice, see docs).
 DEFAULT_STARVATION = 3600.0
+#: Tiresias' STARVELIMIT knob as the simulator's ``tiresias`` sets it (docs/elastic.md).
+TIRESIAS_PROMOTE_KNOB = 8.0
 
 Mode = Literal["compaction", "expansion", "none"]
 MODES: tuple[Mode, ...] = ("compaction", "expansion", "none")
@@ -59,6 +61,9 @@ class EdlJob:
         P_j, the user-specified parallelism Tiresias starts the job with (0:
         ``job.max_workers``); expansion may grow it up to ``job.max_workers``
         and it never runs below ``job.min_workers``.
+    executed : float
+        Seconds it has run in all, >= 0: what ``TiresiasParams.promote_knob``
+        multiplies (unused under the fixed ``starvation`` limit).
     """
 
     job: Job
@@ -66,11 +71,12 @@ class EdlJob:
     waiting: float = 0.0
     speedup: tuple[float, ...] = ()
     requested: int = 0
+    executed: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.job, Job):
             raise InvalidInstanceError("job", f"must be a Job, got {type(self.job).__name__}")
-        for name in ("service", "waiting"):
+        for name in ("service", "waiting", "executed"):
             object.__setattr__(self, name, as_number(getattr(self, name), name, 0))
         requested = as_int(self.requested, "requested", 0)
         object.__setattr__(self, "requested", requested)
@@ -91,13 +97,19 @@ class EdlJob:
 
     @classmethod
     def _trusted(
-        cls, job: Job, service: float, waiting: float, speedup: tuple[float, ...], requested: int
+        cls,
+        job: Job,
+        service: float,
+        waiting: float,
+        speedup: tuple[float, ...],
+        requested: int,
+        executed: float = 0.0,
     ) -> EdlJob:
         """An EdlJob from values already in checked form, skipping ``__post_init__``.
 
         For callers that validated the same job once (an :class:`EdlJob` built
-        the public way) and only change ``service`` and ``waiting``, which
-        must be finite floats >= 0: re-checking every speed-up value at every
+        the public way) and only change ``service``, ``waiting`` and
+        ``executed``, which must be finite floats >= 0: re-checking every speed-up value at every
         scheduling event dominated a simulator's run time. O(1).
         """
         out = object.__new__(cls)
@@ -106,6 +118,7 @@ class EdlJob:
         object.__setattr__(out, "waiting", waiting)
         object.__setattr__(out, "speedup", speedup)
         object.__setattr__(out, "requested", requested)
+        object.__setattr__(out, "executed", executed)
         return out
 
     @property
@@ -137,7 +150,8 @@ class TiresiasParams:
     thresholds : tuple of float
         Service (GPU-s) at which a job leaves G0, G1, ...; positive, increasing.
     starvation : float
-        Waiting seconds after which a job returns to G0 (>= 0).
+        Waiting seconds after which a job returns to G0 (>= 0), when
+        ``promote_knob`` is None.
     compaction : int
         N: compaction runs when more than N jobs wait (>= 0).
     qos : float
@@ -145,6 +159,13 @@ class TiresiasParams:
         its minimum).
     elastic : bool
         False gives plain Tiresias.
+    promote_knob : float or None
+        None: the fixed ``starvation`` limit. A number k > 0: Tiresias'
+        STARVELIMIT rule instead, as the simulator's ``tiresias`` applies it
+        (:mod:`scheduling_opt.sim.preemptive`): a waiting job of a lower
+        queue returns to G0 once it has waited k times its executed time
+        (``EdlJob.waiting >= k * EdlJob.executed``). The Tiresias artifact's
+        ``dlas-gpu-K`` schedules; 8 in our ``tiresias``.
     """
 
     thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
@@ -152,6 +173,7 @@ class TiresiasParams:
     compaction: int = DEFAULT_COMPACTION
     qos: float = DEFAULT_QOS
     elastic: bool = True
+    promote_knob: float | None = None
 
     def __post_init__(self) -> None:
         t = tuple(as_number(x, f"thresholds[{i}]") for i, x in enumerate(self.thresholds))
@@ -163,6 +185,17 @@ class TiresiasParams:
         object.__setattr__(self, "qos", as_fraction(self.qos, "qos"))
         if not isinstance(self.elastic, bool):
             raise InvalidInstanceError("elastic", f"must be True or False, got {self.elastic!r}")
+        if self.promote_knob is not None:
+            knob = as_number(self.promote_knob, "promote_knob", 0)
+            if knob <= 0:
+                raise InvalidInstanceError("promote_knob", f"must be > 0 or None, got {knob!r}")
+            object.__setattr__(self, "promote_knob", knob)
+
+    def limit(self, job: EdlJob) -> float:
+        """The waiting time after which ``job``, waiting in a lower queue, returns to G0. O(1)."""
+        if self.promote_knob is None:
+            return self.starvation
+        return self.promote_knob * job.executed
 
     def queue(self, service: float) -> int:
         """The queue of a job with this attained service (0 = G0)."""
@@ -244,6 +277,7 @@ class EdlState:
         speedup: Mapping[str, Iterable[float]] | None = None,
         requested: Mapping[str, int] | None = None,
         params: TiresiasParams | None = None,
+        executed: Mapping[str, float] | None = None,
     ) -> EdlState:
         """A state from plain model jobs and per-job mappings (missing: the defaults).
 
@@ -255,7 +289,7 @@ class EdlState:
             Every unfinished job, in arrival order.
         placement : Placement, optional
             Where the running jobs run (default: nothing runs).
-        service, waiting, speedup, requested : mapping by job id, optional
+        service, waiting, speedup, requested, executed : mapping by job id, optional
             The :class:`EdlJob` fields of the jobs that have them.
         params : TiresiasParams, optional
             The knobs (default: EDL §6.3's).
@@ -286,6 +320,7 @@ class EdlState:
             "waiting": waiting,
             "speedup": speedup,
             "requested": requested,
+            "executed": executed,
         }
         for name, mapping in given.items():
             for key in mapping or {}:
@@ -303,6 +338,7 @@ class EdlState:
                         (waiting or {}).get(job.id, 0.0),
                         tuple((speedup or {}).get(job.id, ())),
                         (requested or {}).get(job.id, 0),
+                        (executed or {}).get(job.id, 0.0),
                     )
                 )
             except InvalidInstanceError as e:

@@ -21,8 +21,9 @@ from scheduling_opt.policies.edl.model import EdlDecision, EdlState
 def advance(state: EdlState, decision: EdlDecision, seconds: float) -> EdlState:
     """The state ``seconds`` after applying ``decision`` (finished jobs stay: see :func:`finish`).
 
-    Running jobs attain workers * g * seconds of service; waiting ones wait
-    longer; a promoted job's service restarts at 0.
+    Running jobs attain workers * g * seconds of service and run ``seconds``
+    longer (``executed``); waiting ones wait longer; a promoted job's
+    service restarts at 0.
 
     Parameters
     ----------
@@ -69,7 +70,7 @@ def advance(state: EdlState, decision: EdlDecision, seconds: float) -> EdlState:
         n = decision.placement.workers_of(j.id)
         if n:
             attained = service + n * j.job.gpus_per_worker * dt
-            jobs.append(replace(j, service=attained, waiting=0.0))
+            jobs.append(replace(j, service=attained, waiting=0.0, executed=j.executed + dt))
         else:
             jobs.append(replace(j, service=service, waiting=j.waiting + dt))
     return EdlState(state.cluster, tuple(jobs), decision.placement, state.params)

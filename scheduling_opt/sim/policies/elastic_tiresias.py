@@ -151,6 +151,11 @@ class EdlTiresias:
         Seconds per time unit of the trace (60 for minutes).
     thresholds, starvation : float
         In seconds (EDL §6.3: 500 and 10,000 GPU-seconds; 3,600 s).
+    promote_knob : float or None
+        None: a waiting job of a lower queue returns to G0 after
+        ``starvation``; k: once it has waited k times the time it has run
+        (Tiresias' STARVELIMIT rule, as the simulator's ``tiresias``
+        applies it with k = 8; ``TiresiasParams.promote_knob``).
     compaction : int
         N: compaction when more than N jobs wait (EDL §6.3: 10).
     qos : float
@@ -178,6 +183,7 @@ class EdlTiresias:
         starvation: float = DEFAULT_STARVATION,
         compaction: int = DEFAULT_COMPACTION,
         qos: float = DEFAULT_QOS,
+        promote_knob: float | None = None,
     ) -> None:
         self.name = "elastic-tiresias" if elastic else "edl-tiresias"
         self.params = TiresiasParams(
@@ -186,6 +192,7 @@ class EdlTiresias:
             compaction=compaction,
             qos=qos,
             elastic=elastic,
+            promote_knob=promote_knob,
         )
         self.cluster: Cluster | None = None
         self.capacity: tuple[int, ...] = ()
@@ -346,7 +353,7 @@ class EdlTiresias:
         heap time is pushed. Promoted jobs are returned in arrival order.
         """
         p = self.params
-        th, levels, starvation = p.thresholds, len(p.thresholds), p.starvation
+        th, levels, starvation, knob = p.thresholds, len(p.thresholds), p.starvation, p.promote_knob
         heap, stamp, dirty = self.events, self.stamp, self.dirty
         # Keys run up to ~1e-11 early or late against the exact crossing (float
         # noise of the service sums); a job is looked at from this much before.
@@ -386,11 +393,13 @@ class EdlTiresias:
                 self.held.pop(key, None)
                 self.alloc.pop(key, None)
                 if q:
-                    if float(max(0.0, now - st.queued_since)) >= starvation:
+                    # A waiting job's executed time is constant: its limit is fixed.
+                    limit = starvation if knob is None else knob * st.executed(now)
+                    if float(max(0.0, now - st.queued_since)) >= limit:
                         promoted.append(i)
                         q = 0
                     else:
-                        heapq.heappush(heap, (st.queued_since + starvation, i, s))
+                        heapq.heappush(heap, (st.queued_since + limit, i, s))
             self._requeue(i, q, bool(place))
         dirty.clear()
         promoted.sort()
@@ -665,7 +674,7 @@ class EdlTiresias:
         order until a key exceeds the best time by more than its noise.
         """
         p = self.params
-        th, levels, starvation = p.thresholds, len(p.thresholds), p.starvation
+        th, levels, starvation, knob = p.thresholds, len(p.thresholds), p.starvation, p.promote_knob
         pending, running, offset = view.pending, view.running, self.offset
         floor = now + _EPS
 
@@ -678,7 +687,8 @@ class EdlTiresias:
                 return now + (th[q] - las) / held
             if q > 0 and not held:
                 waiting = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
-                return now + max(0.0, starvation - waiting)
+                limit = starvation if knob is None else knob * st.executed(now)
+                return now + max(0.0, limit - waiting)
             return math.inf
 
         best = math.inf
