@@ -13,6 +13,7 @@ placement (``Placement._trusted``) must equal ``Placement.from_mapping``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from unittest import mock
@@ -22,10 +23,16 @@ from hypothesis import strategies as st
 
 from scheduling_opt.model import Cluster, GpuType, Placement, Server
 from scheduling_opt.policies import edl as el
+from scheduling_opt.policies.edl import compaction as cp
 from scheduling_opt.policies.edl import elastic_tiresias as et
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.compaction import TOLERANCE, _apply, _cheapest_worker, _donors
 from scheduling_opt.policies.locality import locality_limit, pick_servers
+from scheduling_opt.reproduce.workloads import ElasticRule
+from scheduling_opt.sim import ClusterSpec, simulate
+from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.synthetic import SyntheticSpec, generate
+from scheduling_opt.sim.workload import Workload
 from scheduling_opt.testing import edl_jobs
 from tests.policies.edl_rollout import library_step, rollout
 
@@ -124,3 +131,66 @@ def test_trusted_placement_is_from_mapping(mapping: dict[str, dict[str, int]]) -
     assert fast.rows == checked.rows
     assert fast.as_mapping() == checked.as_mapping()
     assert fast.jobs() == checked.jobs()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(1, 8), min_size=1, max_size=4),
+    edl_jobs(),
+    st.lists(st.tuples(st.floats(1.0, 5000.0), st.integers(0, 7)), min_size=1, max_size=5),
+)
+def test_a_waiting_jobs_donors_and_their_gpus_are_the_filtered_queue_one_lists(
+    sizes: list[int], jobs: list[el.EdlJob], rounds: list[tuple[float, int]]
+) -> None:
+    # Every offer for a waiting job: the donors from the round's queue-1 list
+    # (filtered by queue) and their free-able GPUs (summed per queue, issue
+    # 25 fourth pass) equal _donors's own pass and the loop over its donors.
+    cluster = Cluster(
+        (GpuType("V100"),), tuple(Server(f"s{i}", "V100", g) for i, g in enumerate(sizes))
+    )
+    params = el.TiresiasParams(compaction=0, starvation=3000.0, elastic=True)
+    state = el.EdlState(cluster, tuple(jobs), Placement(), params)
+    with mock.patch.object(cp, "_waiting_donors", _BothDonors()):
+        rollout(state, rounds)
+
+
+def _donors_and_give(r: Round, j: el.EdlJob) -> tuple[list[el.EdlJob], dict[str, int]]:
+    """The donors and the GPUs they can free per server, as ``_offer`` computed them before."""
+    donors = _donors(r, j)
+    give = dict.fromkeys(r.free, 0)
+    for x in donors:
+        slack = r.count[x.id] - r.floors[x.id]
+        for server, n in r.alloc[x.id].items():
+            give[server] += min(n, slack) * x.job.gpus_per_worker
+    return donors, give
+
+
+class _BothDonors:
+    """Stands for ``_waiting_donors``: asserts it equals the reference; counts the queue classes."""
+
+    def __init__(self) -> None:
+        self.fast = cp._waiting_donors
+        self.seen: Counter[int] = Counter()
+
+    def __call__(
+        self, r: Round, j: el.EdlJob, lowest: int
+    ) -> tuple[list[el.EdlJob], dict[str, int]]:
+        got = self.fast(r, j, lowest)
+        assert lowest == max(1, r.queue[j.id])
+        assert j.id not in r.alloc
+        assert got == _donors_and_give(r, j)
+        self.seen[lowest] += 1
+        return got
+
+
+def test_a_waiting_jobs_donors_in_a_compaction_heavy_simulation() -> None:
+    # 150 elastic jobs arriving 3x faster than 4 x 8 GPUs serve (as in
+    # test_edl_replan): offers for both queue classes, from one list per round.
+    base = generate(SyntheticSpec(jobs=150, rate=3.0, max_gpus=16), 5)
+    rule = ElasticRule(share=0.5, min_fraction=0.5, max_factor=1.5, serial=0.1)
+    workload = Workload.of(tuple(rule.apply(j) for j in base.jobs), "w")
+    both = _BothDonors()
+    with mock.patch.object(cp, "_waiting_donors", both):
+        simulate(workload, ClusterSpec.uniform(4, 8), EdlTiresias(unit_seconds=60.0))
+    assert both.seen[1] > 0
+    assert both.seen[2] > 0

@@ -75,8 +75,17 @@ class _Both:
         self.fast = et._replan_preempts
         self.seen: Counter[tuple[bool, bool]] = Counter()
 
-    def __call__(self, r: Round, waiting: Waiting, running: list[tuple[int, str, int]]) -> bool:
-        got = self.fast(r, waiting, running)
+    def __call__(
+        self,
+        r: Round,
+        waiting: Waiting,
+        running: list[tuple[int, str, int]],
+        demand: list[int] | None = None,
+        victims: list[str] | None = None,
+    ) -> bool:
+        got = self.fast(r, waiting, running, demand, victims)
+        # The demands the caller passed are the round's workers (built apart).
+        assert demand is None or demand == [r.count[k] * g for _, k, g in running]
         # The priority order, as the step built it (r.prio sorts as the positions).
         order = sorted(r.jobs.values(), key=lambda j: r.prio[j.job.id])
         assert got == _reference(r, order)

@@ -8,11 +8,16 @@ round changes, once one of its jobs fails before the next-plan check.
 the same attempt and check per job); a wrapper records the attempts of the
 new loop so that the tests also show the skip, and its undoing by a start,
 happening (not only the same decisions).
+
+Issue 25 (fourth pass): a check that refuses a job among its own plan's
+victims also marks the class dead. ``_LostClass`` checks the rule itself
+under the reference loop: after such a refusal every later attempt of the
+class in the call fails until a start (the variant that marks a class dead
+at any refusal fails it, and the equivalence above, on the long queue).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -43,7 +48,7 @@ def _every_job(r: Round, waiting: Waiting, gone: set[str], started: list[str]) -
         k = j.job.id
         if k not in gone and et._compact_stable(r, j, check):
             started.append(k)
-            bisect.insort(check.placed(r), (r.prio[k], k, j.job.gpus_per_worker))
+            check.started(r, r.prio[k], j)  # listed, and the check's demands rebuilt
 
 
 class _Attempts:
@@ -162,3 +167,74 @@ def test_streams_decide_as_every_job_on_random_rollouts(
         mp.setattr(et, "_compaction", _every_job)
         slow = rollout(state, rounds)
     assert fast == slow
+
+
+class _LostClass:
+    """Stands for ``_compact_stable`` under ``_every_job``: checks the rule behind ``_Check.lost``.
+
+    Once a check refuses a job that is among its own plan's victims, every
+    later attempt of its class in the call must fail until a start changes
+    the round (what lets the streams skip the class). ``followed`` counts
+    the attempts that rule covered, so that a test shows it exercised.
+    """
+
+    def __init__(self) -> None:
+        self.inner = et._compact_stable
+        self.lost: set[object] = set()
+        self.followed = 0
+
+    def __call__(self, r: Round, j: el.EdlJob, check: et._Check) -> bool:
+        check.lost = False  # set anew by this attempt's check, if it runs
+        ok = self.inner(r, j, check)
+        cls = (max(1, r.queue[j.job.id]), kind(j))
+        if cls in self.lost:
+            assert not ok, f"{j.job.id} started after its class lost on the same round"
+            self.followed += 1
+        if ok:
+            self.lost = set()
+        elif check.asked and check.lost:
+            self.lost.add(cls)
+        return ok
+
+
+@contextmanager
+def _lost_rule() -> Iterator[_LostClass]:
+    """The reference loop (every waiting job tried), each attempt checked by ``_LostClass``."""
+    rule = _LostClass()
+
+    def compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) -> None:
+        rule.lost = set()
+        _every_job(r, waiting, gone, started)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(et, "_compact_stable", rule)
+        mp.setattr(et, "_compaction", compaction)
+        yield rule
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_a_class_lost_by_its_own_job_fails_until_a_start(seed: int) -> None:
+    # The long queue of the test above, its jobs all elastic (1-GPU jobs of
+    # one kind pile up behind the budget): every attempt is made.
+    base = generate(SyntheticSpec(jobs=120, rate=3.0, max_gpus=8), seed)
+    workload = Workload.of(tuple(ElasticRule().apply(j) for j in base.jobs), "w")
+    with _lost_rule() as rule:
+        _outputs(workload, 2)
+    assert rule.followed > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(2, 8), min_size=1, max_size=3),
+    _like_jobs(),
+    st.lists(st.tuples(st.floats(1.0, 3000.0), st.integers(0, 7)), min_size=1, max_size=4),
+)
+def test_a_class_lost_by_its_own_job_fails_on_random_rollouts(
+    sizes: list[int], jobs: list[el.EdlJob], rounds: list[tuple[float, int]]
+) -> None:
+    cluster = Cluster(
+        (GpuType("V100"),), tuple(Server(f"s{i}", "V100", g) for i, g in enumerate(sizes))
+    )
+    state = el.EdlState(cluster, tuple(jobs), Placement(), el.TiresiasParams(compaction=0))
+    with _lost_rule():
+        rollout(state, rounds)  # _LostClass asserts at every attempt

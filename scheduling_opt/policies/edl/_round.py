@@ -35,13 +35,17 @@ class Round:
     # What compaction computed on this round as it is (donors, obtainable
     # GPUs); every add() and keep() empties it.
     memo: dict[tuple[object, ...], object] = field(default_factory=dict)
-    # Jobs whose ``alloc`` entry another round (a copy) holds too: copied
-    # before this round changes it, so that a copy costs O(jobs) in C, not a
-    # dict per running job (a compaction round copies itself per attempt).
-    shared: set[str] = field(default_factory=set)
+    # Jobs whose ``alloc`` entry this round alone holds (it made or copied the
+    # entry since its last copy): any other entry may be another round's too
+    # (a copy, or the caller's placement), so it is copied before this round
+    # changes it. A copy then costs O(jobs) in C, not a dict per running job
+    # (a compaction round copies itself per attempt), and no set of every
+    # job: both rounds start owning nothing (issue 25, fourth pass; the
+    # former ``shared`` set, all jobs but these, was built twice per copy).
+    owned: set[str] = field(default_factory=set)
 
     def copy(self) -> Round:
-        self.shared = set(self.alloc)
+        self.owned = set()
         return Round(
             self.state,
             self.params,
@@ -55,7 +59,6 @@ class Round:
             dict(self.count),
             self.held,
             set(self.touched),
-            shared=set(self.shared),
         )
 
     def workers(self, job_id: str) -> int:
@@ -66,11 +69,13 @@ class Round:
             self.memo.clear()
         self.touched.add(job_id)
         self.count[job_id] = self.count.get(job_id, 0) + n
-        if job_id in self.shared:
-            self.shared.discard(job_id)
-            servers = self.alloc[job_id] = dict(self.alloc[job_id])
-        else:
-            servers = self.alloc.setdefault(job_id, {})
+        servers = self.alloc.get(job_id)
+        if servers is None:
+            servers = self.alloc[job_id] = {}
+            self.owned.add(job_id)
+        elif job_id not in self.owned:
+            servers = self.alloc[job_id] = dict(servers)
+            self.owned.add(job_id)
         servers[server] = servers.get(server, 0) + n
         if servers[server] == 0:
             del servers[server]
@@ -87,7 +92,7 @@ class Round:
         if self.memo:
             self.memo.clear()
         self.alloc[job_id] = dict(servers)
-        self.shared.discard(job_id)
+        self.owned.add(job_id)
         self.count[job_id] = workers
         g = self.jobs[job_id].job.gpus_per_worker
         free = self.free

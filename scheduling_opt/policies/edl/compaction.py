@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import EdlJob
@@ -33,9 +34,13 @@ def _donors(r: Round, j: EdlJob) -> list[EdlJob]:
     paper's compaction still shrinks it (never below its floor), and it is
     tried last among the donors.
     """
+    return _donors_from(r, j, max(1, r.queue[j.job.id]))
+
+
+def _donors_from(r: Round, j: EdlJob, lowest: int) -> list[EdlJob]:
+    """:func:`_donors` with the lowest queue given."""
     me = j.job.id
     queue, jobs, count, floors = r.queue, r.jobs, r.count, r.floors
-    lowest = max(1, queue[me])
     # The cheap tests first (this runs over every running job per change of the round).
     found = [
         k
@@ -82,6 +87,46 @@ def _cheapest_worker(
 _Offer = tuple[list[EdlJob], dict[str, int], list[int], int]
 
 
+def _waiting_donors(r: Round, j: EdlJob, lowest: int) -> tuple[list[EdlJob], dict[str, int]]:
+    """:func:`_donors` of a waiting ``j`` whose lowest donor queue is ``lowest``, and their GPUs.
+
+    The second value is ``give``: the GPUs per server the donors can free
+    (each down to its floor). A waiting j is no donor, so its donors are
+    those of queue 1 and below with a queue of at least ``lowest``:
+    filtering that list keeps its priority order, and ``give`` is the sum
+    of the same list's per-queue sums over the queues >= ``lowest``. Both
+    lists are kept in ``r.memo`` until the round changes, so each further
+    queue class costs O(D + q S) instead of O(R + D log D) for R placed
+    jobs, D donors, q queues and S servers (issue 25, fourth pass).
+    """
+    memo = r.memo
+    kept = memo.get(("donors",))
+    if kept is None:
+        base = _donors_from(r, j, 1)
+        count, floors, alloc, queue = r.count, r.floors, r.alloc, r.queue
+        by_queue: dict[int, dict[str, int]] = {}
+        for x in base:
+            k = x.job.id
+            slack = count[k] - floors[k]
+            g = x.job.gpus_per_worker
+            give = by_queue.get(queue[k])
+            if give is None:
+                give = by_queue[queue[k]] = dict.fromkeys(r.free, 0)
+            for server, n in alloc[k].items():
+                give[server] += min(n, slack) * g
+        kept = memo["donors",] = (base, by_queue)
+    base, by_queue = cast(tuple[list[EdlJob], dict[int, dict[str, int]]], kept)
+    if lowest > 1:
+        queue = r.queue
+        base = [x for x in base if queue[x.job.id] >= lowest]
+    total = dict.fromkeys(r.free, 0)
+    for q, give in by_queue.items():
+        if q >= lowest:
+            for server, n in give.items():
+                total[server] += n
+    return base, total
+
+
 def _offer(r: Round, j: EdlJob) -> _Offer:
     """Waiting j's donors, workers obtainable per server (and those counts, largest first), m.
 
@@ -92,17 +137,23 @@ def _offer(r: Round, j: EdlJob) -> _Offer:
     when computed, O(1) when kept.
     """
     d = j.job.gpus_per_worker
-    key = ("offer", max(1, r.queue[j.id]), j.job.gpu_type, d)
+    lowest = max(1, r.queue[j.id])
+    key = ("offer", lowest, j.job.gpu_type, d)
     kept = r.memo.get(key) if j.id not in r.alloc else None
     if kept is not None:
         return kept  # type: ignore[return-value]
-    donors = _donors(r, j)
-    give = dict.fromkeys(r.free, 0)
-    for x in donors:
-        slack = r.count[x.id] - r.floors[x.id]
-        for server, n in r.alloc[x.id].items():
-            give[server] += min(n, slack) * x.job.gpus_per_worker
-    fits = [s for s in r.state.cluster.servers if j.job.fits(s)]
+    if j.id in r.alloc:
+        donors = _donors(r, j)
+        give = dict.fromkeys(r.free, 0)
+        for x in donors:
+            slack = r.count[x.id] - r.floors[x.id]
+            for server, n in r.alloc[x.id].items():
+                give[server] += min(n, slack) * x.job.gpus_per_worker
+    else:
+        donors, give = _waiting_donors(r, j, lowest)
+    servers = r.state.cluster.servers
+    # Any server fits a job of no GPU type (Job.fits), so no call per server.
+    fits = list(servers) if j.job.gpu_type is None else [s for s in servers if j.job.fits(s)]
     obtainable = {s.id: (r.free[s.id] + give[s.id]) // d for s in fits}
     top = sorted(obtainable.values(), reverse=True)
     offer = (donors, obtainable, top, max((s.gpus for s in fits), default=0))
@@ -161,9 +212,12 @@ def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) 
     # Ties go to fewer workers: moving GPUs for no gain only costs a rescale.
     k = min(k for g, k in feasible if g >= gain - TOLERANCE)
     if accept is not None:
-        final = r.copy()
-        _apply(final, j, steps[:k])
-        if not accept(final):
+        # The trial less its steps past k is the round after the start (its
+        # counts and free GPUs exactly; an emptied entry put back may sit
+        # elsewhere in a dict's order, which the check does not read), so
+        # no second copy is made (issue 25, fourth pass).
+        _undo(trial, j, steps[k:])
+        if not accept(trial):
             return 0
     _apply(r, j, steps[:k])
     return k
@@ -175,3 +229,11 @@ def _apply(r: Round, j: EdlJob, steps: list[tuple[str, list[str]]]) -> None:
         for donor in taken:
             r.add(donor, s, -1)
         r.add(j.id, s, 1)
+
+
+def _undo(r: Round, j: EdlJob, steps: list[tuple[str, list[str]]]) -> None:
+    """Take back :func:`_apply`'s ``steps`` (last first): j's workers to the donors."""
+    for s, taken in reversed(steps):
+        r.add(j.id, s, -1)
+        for donor in reversed(taken):
+            r.add(donor, s, 1)

@@ -149,16 +149,24 @@ class _Check:
     ``waiting``: the round's waiting jobs; ``running``: ``(priority key,
     id, GPUs per worker)`` of every job the round places, ascending, built
     at the first check of the round (most rounds make none) and kept as
-    compaction starts jobs; ``asked``: whether the last attempt reached the
-    check.
+    compaction starts jobs; ``demand``: their GPUs in the round and
+    ``index``: each one's place in ``running``, built at the first check
+    after the round changed (a start changes its donors' workers);
+    ``asked``: whether the last attempt reached the check; ``lost``:
+    whether the check refused it with the attempted job among its victims
+    (then every later job of its class is refused alike on this round, see
+    :func:`_compaction`).
     """
 
-    __slots__ = ("asked", "running", "waiting")
+    __slots__ = ("asked", "demand", "index", "lost", "running", "waiting")
 
     def __init__(self, waiting: Waiting) -> None:
         self.waiting = waiting
         self.running: list[tuple[int, str, int]] | None = None
+        self.demand: list[int] | None = None
+        self.index: dict[str, int] = {}
         self.asked = False
+        self.lost = False
 
     def placed(self, r: Round) -> list[tuple[int, str, int]]:
         """``running``, built from ``r`` when first asked. O(R log R) then, O(1) after."""
@@ -166,6 +174,41 @@ class _Check:
             prio, jobs = r.prio, r.jobs
             self.running = sorted((prio[k], k, jobs[k].job.gpus_per_worker) for k in r.alloc)
         return self.running
+
+    def started(self, r: Round, key: int, j: EdlJob) -> None:
+        """``j`` (priority key ``key``) started in ``r``: listed; the demands are stale."""
+        bisect.insort(self.placed(r), (key, j.job.id, j.job.gpus_per_worker))
+        self.demand = None
+
+    def trial(
+        self, r: Round, trial: Round, j: EdlJob
+    ) -> tuple[list[tuple[int, str, int]], list[int]]:
+        """``running`` and the demands of ``trial``: ``r`` with ``j`` started by compaction.
+
+        The trial differs from ``r`` only in the jobs it ``touched`` (j and
+        its donors; the jobs of ``r.touched`` read the same counts), so the
+        lists of ``r`` are copied in C and those entries set: O(R) in C plus
+        O(T) for T touched jobs, instead of a Python pass over the R placed
+        jobs per check (issue 25, fourth pass).
+        """
+        running = self.placed(r)
+        if self.demand is None:
+            count = r.count
+            self.demand = [count[k] * g for _, k, g in running]
+            self.index = {k: i for i, (_, k, _) in enumerate(running)}
+        g = j.job.gpus_per_worker
+        entry = (r.prio[j.job.id], j.job.id, g)
+        at = bisect.bisect_left(running, entry)
+        running = running.copy()
+        running.insert(at, entry)
+        demand = self.demand.copy()
+        count, jobs, index = trial.count, trial.jobs, self.index
+        demand.insert(at, count[j.job.id] * g)
+        for k in trial.touched:
+            i = index.get(k)
+            if i is not None:
+                demand[i + 1 if i >= at else i] = count[k] * jobs[k].job.gpus_per_worker
+        return running, demand
 
 
 def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
@@ -177,19 +220,28 @@ def _compact_stable(r: Round, j: EdlJob, check: _Check) -> bool:
     preempt ``j`` or another job. Such a compaction is not made (``j``
     waits), so a call on the step's own output never preempts. The check
     (:func:`_replan_preempts`) runs once per compaction that would start a
-    job; ``check.asked`` records that it ran.
+    job; ``check.asked`` records that it ran, ``check.lost`` that it refused
+    with ``j`` among the plan's victims.
     """
 
     def accept(trial: Round) -> bool:
         check.asked = True
-        running = check.placed(r).copy()
-        bisect.insort(running, (r.prio[j.job.id], j.job.id, j.job.gpus_per_worker))
-        return not _replan_preempts(trial, check.waiting, running)
+        running, demand = check.trial(r, trial, j)
+        victims: list[str] = []
+        refused = _replan_preempts(trial, check.waiting, running, demand, victims)
+        check.lost = refused and j.job.id in victims
+        return not refused
 
     return compact(r, j, accept) > 0
 
 
-def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, int]]) -> bool:
+def _replan_preempts(
+    r: Round,
+    waiting: Waiting,
+    running: list[tuple[int, str, int]],
+    demand: list[int] | None = None,
+    victims: list[str] | None = None,
+) -> bool:
     """Would the plan, run on the placement the round has so far, preempt a job?
 
     The next call sees the same jobs, service and queues (a promoted job that
@@ -213,9 +265,15 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
     in the order was O(J) per check); the placed jobs (``running``, by
     priority key) between two such jobs are kept in one sum when they fit.
     ``tests/policies/test_edl_replan.py`` checks it against the plan run in
-    full (the code before both changes). O(R + S + C log S) for R placed
-    jobs, S streams and C waiting jobs visited, plus O(S log S) per start
-    that fits.
+    full (the code before both changes). ``demand``: the GPUs of each
+    ``running`` job in ``r`` (default: read from ``r.count``); ``victims``:
+    filled with the budget pass's victims when given. A start whose
+    gang fits one server (ceil(P_j g / m) = 1) takes the server
+    :func:`gang_on` would choose, found by one scan: the fewest usable
+    workers that hold it, then the lowest rank (issue 25, fourth pass).
+    O(R + S + C log S) for R placed jobs, S streams and C waiting jobs
+    visited, plus O(S) per start of one server and O(S log S) per other
+    start that fits.
     """
     budget = r.state.cluster.total_gpus
     alloc, count, jobs = r.alloc, r.count, r.jobs
@@ -225,9 +283,11 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
     ]
     heapq.heapify(heads)
     at = [0] * len(streams)
-    victims: list[str] = []
+    if victims is None:
+        victims = []
     starts: list[EdlJob] = []
-    demand = [count[k] * g for _, k, g in running]
+    if demand is None:
+        demand = [count[k] * g for _, k, g in running]
     pos, placed = 0, len(running)
     while True:
         # The placed jobs before the next candidate: kept in one step when they
@@ -266,7 +326,7 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
         g = jobs[k].job.gpus_per_worker
         for s, n in alloc[k].items():
             free[s] += n * g
-    cluster = r.state.cluster
+    cluster, rank = r.state.cluster, r.rank
     largest: dict[str | None, int] = {}
     tops: dict[tuple[str | None, int], list[int]] = {}
     for j in starts:
@@ -274,6 +334,20 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
         d = job.gpus_per_worker
         m = _largest(cluster, j, largest)
         limit = math.ceil(j.requested_gpus / m) if m else 0
+        if limit == 1:
+            # pick_servers with one server: the fewest usable workers that
+            # hold the gang, then the rank (none: gang_on's None).
+            need, best, pick = j.parallelism, None, ""
+            for server in cluster.servers:
+                u = free[server.id] // d
+                if u >= need and job.fits(server):
+                    here = (u, rank[server.id])
+                    if best is None or here < best:
+                        best, pick = here, server.id
+            if best is not None:
+                free[pick] -= need * d
+                tops.clear()
+            continue
         sort = (job.gpu_type, d)
         top = tops.get(sort)
         if top is None:
@@ -283,7 +357,7 @@ def _replan_preempts(r: Round, waiting: Waiting, running: list[tuple[int, str, i
             )
         if sum(top[:limit]) < j.parallelism:
             continue
-        where = _gang(cluster, free, r.rank, j, j.parallelism, largest)
+        where = _gang(cluster, free, rank, j, j.parallelism, largest)
         if where is not None:
             for s, n in where.items():
                 free[s] -= n * d
@@ -476,9 +550,31 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
     every job of the class fails alike until the round changes, which only
     a start does; a dead class's streams are parked, and a start revives
     them past its own key (their jobs before it were tried, in effect, on
-    the unchanged round). A refusal by the check says nothing of the next
-    job (it depends on the job's place in the order). O(S + T log S) plus
-    the attempts, for S streams and T jobs tried.
+    the unchanged round). A refusal by the check in general says nothing of
+    the next job (it depends on the job's place in the order), but one with
+    the job itself among the plan's victims (``_Check.lost``) does, and
+    marks the class dead too (issue 25, fourth pass: a long queue of 1-GPU
+    jobs made hundreds of such checks in one call, one per job).
+
+    Why. Let j (key x) and a later j' (key x' > x) be of one class, on one
+    round r. Their attempts are the same (the same donors scaled in, the
+    same servers and workers for the started job: compaction reads only
+    the class and r), so the two trials differ only in which of j, j' is
+    placed, with the same demand c. The check's budget pass is the same on
+    both before x; j a victim of its trial means the budget b at x was
+    below c <= P_j g. On the trial of j' at x, j waits and does not fit
+    (P_j g > b), so its stream is dropped as on j's trial (the pass tests
+    the head's P_j g before whether the head is placed); the budget only
+    falls, so at x' j' is a victim of its trial, as j' (waiting) fails to
+    fit on j's. Between and after, the pass meets the same jobs with the
+    same budget: the same other victims and the same starts, whose gangs
+    then go on the same free GPUs (j and j' hold the same). The restore
+    refuses iff some server holding a victim lost GPUs to the starts beyond
+    its free ones (taking the last victim restored there, whose GPUs alone
+    are then left: free + its GPUs - started < its GPUs), which reads only
+    the victims' servers, the same for both. So j' is refused too.
+
+    O(S + T log S) plus the attempts, for S streams and T jobs tried.
     """
     alloc = r.alloc
     check = _Check(waiting)
@@ -502,7 +598,7 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
         check.asked = False
         if _compact_stable(r, j, check):
             started.append(k)
-            bisect.insort(check.placed(r), (key, k, j.job.gpus_per_worker))
+            check.started(r, key, j)
             dead.clear()
             for m in parked:
                 t = streams[m]
@@ -510,7 +606,7 @@ def _compaction(r: Round, waiting: Waiting, gone: set[str], started: list[str]) 
                 if i < len(t.items):
                     heapq.heappush(heads, (t.base + t.items[i], m))
             parked.clear()
-        elif not check.asked:
+        elif not check.asked or check.lost:
             dead.add(s.cls)
 
 

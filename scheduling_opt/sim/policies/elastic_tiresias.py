@@ -47,7 +47,6 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterator, Mapping
 
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies.edl import (
@@ -138,29 +137,6 @@ class _Sums:
             if parent <= n:
                 tree[parent - 1] += tree[k - 1]
         self.values, self.tree = values, tree
-
-
-class _Rank(Mapping[str, int]):
-    """A job's place in the priority order, as ``(queue << 32) | index`` (same order, O(1)).
-
-    The order is the queues' lists of indices concatenated, so this key sorts
-    jobs as their positions do (all that :class:`Round`'s ``prio`` is read
-    for: compaction's donor order) without a dict over every job per call.
-    Job indices are below 2^32 (``limits.MAX_JOBS`` is 10^6).
-    """
-
-    def __init__(self, level: dict[int, int]) -> None:
-        self.level = level
-
-    def __getitem__(self, key: str) -> int:
-        i = int(key)
-        return (self.level[i] << 32) | i
-
-    def __iter__(self) -> Iterator[str]:
-        return (str(i) for i in self.level)
-
-    def __len__(self) -> int:
-        return len(self.level)
 
 
 class EdlTiresias:
@@ -256,8 +232,13 @@ class EdlTiresias:
         # The jobs' tuple for the step's state, kept until a job comes or goes.
         self.state_jobs: tuple[EdlJob, ...] | None = None
         self.server_rank: dict[str, int] = {}  # the cluster's server ids -> their index
-        # Each unfinished job's queue by id (the step's round reads it so).
+        # Each unfinished job's queue by id (the step's round reads it so), and
+        # its place in the priority order as ``(queue << 32) | index`` (the
+        # queues' lists concatenated sort so; job indices are below 2^32, as
+        # ``limits.MAX_JOBS`` is 10^6): what the round's ``prio`` is read for
+        # (compaction's donor order, the check's keys), kept as queues change.
         self.queue: dict[str, int] = {}
+        self.prio: dict[str, int] = {}
         self.offset: dict[int, float] = {}  # service at the last promotion to G0
         # (time a little before a job's queue may change, job, stamp); stale when
         # the stamp is not the job's current one.
@@ -267,6 +248,9 @@ class EdlTiresias:
         self.rank: dict[int, int] = {}  # server index -> itself (the step's tie-break)
         # The capacities last seen, their sum and the largest (0: none).
         self.sizes: tuple[tuple[int, ...], int, int] = ((), 0, 0)
+        self.named: list[tuple[int, str]] = []  # (index, step's id) of the servers with GPUs
+        # The waiting streams by (queue, kind), each over its list in ``waits``.
+        self.streams: dict[tuple[int, int], Stream] = {}
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
 
     def stats(self) -> dict[str, float]:
@@ -315,7 +299,7 @@ class EdlTiresias:
         self.held.pop(key, None)
         self.alloc.pop(key, None)
         self.state_jobs = None
-        del self.queue[key]
+        del self.queue[key], self.prio[key]
         self.dirty.discard(i)
 
     def _unlist(self, i: int, level: int) -> None:
@@ -357,7 +341,9 @@ class EdlTiresias:
                 self._unlist(i, old)
             bisect.insort(self.lists[q], i)
             self.level[i] = q
-            self.queue[self.ids[i]] = q
+            key = self.ids[i]
+            self.queue[key] = q
+            self.prio[key] = (q << 32) | i
 
     def _refresh(self, view: View, now: float) -> list[int]:
         """Look again at the jobs that changed or whose heap time came; returns the promoted.
@@ -435,6 +421,7 @@ class EdlTiresias:
         capacity = tuple(view.capacity)
         if capacity != self.sizes[0]:  # the cluster's total and largest server, once
             self.sizes = (capacity, sum(capacity), max((c for c in capacity if c > 0), default=0))
+            self.named = [(s, f"s{s}") for s, c in enumerate(capacity) if c > 0]
         count, want = self.count, self.want
         # The Tiresias plan (the step's _base_plan): in priority order a job is in
         # the plan while its GPUs fit the cluster's; a running job outside it stops.
@@ -497,9 +484,16 @@ class EdlTiresias:
         p = self.params
         if p.elastic:
             still = []
+            running = self.running
             for i in preempted:  # a victim whose GPUs no start took keeps running
-                place = self.running[i]
-                if all(free[s] >= g for s, g in place):
+                place = running[i]
+                if len(place) == 1:  # most jobs: one server, no generator
+                    s, g = place[0]
+                    if free[s] >= g:
+                        free[s] -= g
+                    else:
+                        still.append(i)
+                elif all(free[s] >= g for s, g in place):
                     for s, g in place:
                         free[s] -= g
                 else:
@@ -623,12 +617,17 @@ class EdlTiresias:
             workers[key] = sum(n for _, n in placed[i])
         jobs = self.jobs
         of, kinds, level = self.kind_want, self.kind, self.level
-        streams = [
-            Stream(q << 32, (max(1, q), k), of[k], lst)
-            for q, by_kind in enumerate(self.waits)
-            for k, lst in by_kind.items()
-            if lst
-        ]
+        # A queue's stream of a kind reads the kind's list itself (never
+        # replaced, changed only between calls), so it is made once.
+        made = self.streams
+        streams = []
+        for q, by_kind in enumerate(self.waits):
+            for k, lst in by_kind.items():
+                if lst:
+                    stream = made.get((q, k))
+                    if stream is None:
+                        stream = made[q, k] = Stream(q << 32, (max(1, q), k), of[k], lst)
+                    streams.append(stream)
         for i in preempted:  # waiting again: one stream each
             q, k = level[i], kinds[i]
             streams.append(Stream(q << 32, (max(1, q), k), of[k], (i,)))
@@ -641,15 +640,14 @@ class EdlTiresias:
             state,
             self.params,
             alloc,
-            {f"s{s}": f for s, f in enumerate(free) if capacity[s] > 0},
+            {name: free[s] for s, name in self.named},
             self.queue,
             self.server_rank,
             self.by_id,
             self.floors,
-            _Rank(self.level),
+            self.prio,
             workers,
             held,
-            shared=set(alloc),
         )
         begun = [ids[i] for i in started]
         queued = Waiting(streams, jobs.__getitem__, waiting)
