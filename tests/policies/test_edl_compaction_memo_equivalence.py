@@ -39,12 +39,7 @@ from tests.policies.edl_rollout import library_step, rollout
 
 def _compact_before(r: Round, j: el.EdlJob, accept: Callable[[Round], bool] | None = None) -> int:
     d = j.job.gpus_per_worker
-    donors = _donors(r, j)
-    give = dict.fromkeys(r.free, 0)
-    for x in donors:
-        slack = r.count[x.id] - r.floors[x.id]
-        for server, n in r.alloc[x.id].items():
-            give[server] += min(n, slack) * x.job.gpus_per_worker
+    donors, give = _donors_and_give(r, j)
     obtainable = {
         s.id: (r.free[s.id] + give[s.id]) // d for s in r.state.cluster.servers if j.job.fits(s)
     }
