@@ -55,6 +55,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scheduling_opt.sim.engine import cpu_time  # noqa: E402
 from scheduling_opt.sim.semantics import with_semantics  # noqa: E402
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_config  # noqa: E402
 from scheduling_opt.sim.workload import REWARD_SCALE, SimJob, Workload, load_trace  # noqa: E402
@@ -315,9 +316,9 @@ def main() -> int:
         run = {"against": str(args.against)}
     else:
         config = configure(trace, args.semantics, args.set)
-        cpu, wall = time.process_time(), time.perf_counter()
+        cpu, wall = cpu_time(), time.perf_counter()
         result = run_config(config)
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        cpu, wall = cpu_time() - cpu, time.perf_counter() - wall
         out = result.output
         ours_end = {j.id: e for j, e in zip(out.jobs, out.end, strict=True)}
         ours_pre = {j.id: float(p) for j, p in zip(out.jobs, out.preemptions, strict=True)}

@@ -153,6 +153,7 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "fill_overhead",
             "cache_layout",
             "search_rows",
+            "cbc_nodes",
         )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from scheduling_opt.sim import (
@@ -189,3 +191,18 @@ def test_growing_a_busy_server_keeps_its_jobs() -> None:
     m.take(((0, 3),))
     m.set_capacity(0, 8)
     assert (m.free, m.total_free, m.place(5)) == ([5], 5, ((0, 5),))
+
+
+def test_cpu_time_counts_a_finished_child_process() -> None:
+    # A policy may solve in a child process (CBC's binary); its CPU is part of
+    # the run's cost. The child burns CPU on its own; this process waits.
+    import subprocess
+    import sys
+
+    from scheduling_opt.sim.engine import cpu_time
+
+    before = cpu_time()
+    own = time.process_time()
+    subprocess.run([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], check=True)
+    grew, own_grew = cpu_time() - before, time.process_time() - own
+    assert grew > own_grew + 0.05

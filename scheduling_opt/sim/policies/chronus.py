@@ -89,6 +89,8 @@ from scheduling_opt.sim.policies.chronus_artifact import (
     pool_place,
     relaxed_window,
 )
+from scheduling_opt.sim.policies.chronus_cbc import Row
+from scheduling_opt.sim.policies.chronus_cbc import select as select_rows
 from scheduling_opt.sim.policies.chronus_placement import Placer
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import bundled_table
@@ -173,6 +175,7 @@ class Chronus:
         fill_overhead: bool = True,
         cache_layout: str = "selected",
         search_rows: int | None = None,
+        cbc_nodes: int | None = None,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be budget, greedy or exact, got {mode!r}")
@@ -181,7 +184,7 @@ class Chronus:
             ("estimate", estimate, ("oracle", "artifact")),
             ("admission_check", admission_check, ("resolve", "reserved", "batch")),
             ("term_release", term_release, ("selected", "all")),
-            ("selection", selection, ("reward", "artifact")),
+            ("selection", selection, ("reward", "artifact", "artifact-cbc")),
             ("queue", queue, ("chronus", "artifact")),
             ("cache_layout", cache_layout, ("selected", "late")),
         ):
@@ -193,6 +196,10 @@ class Chronus:
             isinstance(search_rows, bool) or not isinstance(search_rows, int) or search_rows < 1
         ):
             raise ValueError(f"search_rows must be an int >= 1 or None, got {search_rows!r}")
+        if cbc_nodes is not None and (
+            isinstance(cbc_nodes, bool) or not isinstance(cbc_nodes, int) or cbc_nodes < 1
+        ):
+            raise ValueError(f"cbc_nodes must be an int >= 1 or None, got {cbc_nodes!r}")
         self.name = (
             _MODES[mode]
             + ("" if admission else "-no-admission")
@@ -221,6 +228,7 @@ class Chronus:
         self.fill_overhead = fill_overhead
         self.cache_layout = cache_layout
         self.search_rows = search_rows
+        self.cbc_nodes = cbc_nodes
         # admission_check="batch": each guaranteed job's reserved terms (absolute
         # term indices) from the last selection, the artifact's cache_solution.
         self.cache: dict[int, list[int]] = {}
@@ -556,8 +564,10 @@ class Chronus:
             lease_length=self.lease_length,
             round_up=self.lease_round_up,
             max_terms=self.max_terms,
-            require_all=self.selection == "artifact",
+            require_all=self.selection != "reward",
         )
+        if self.selection == "artifact-cbc" and self._select_cbc(view, inp):
+            return
         # hint_terms(self.last) without re-reading every term of our own decision.
         hint = (
             {j: [k - 1 for k in held if k >= 1] for j, held in self.last.terms.items()}
@@ -627,6 +637,81 @@ class Chronus:
                     self.guaranteed.discard(int(job_id))
                     self.counts["demoted"] += 1
             self._set_load(kept, jobs, now)
+
+    def _select_cbc(self, view: View, inp: LeaseInput) -> bool:
+        """The term's selection by the artifact's own MILP and CBC (``selection="artifact-cbc"``).
+
+        :mod:`~scheduling_opt.sim.policies.chronus_cbc` writes the model as
+        ``solver.py`` 347-424 does: a row per guaranteed job and reward step
+        (every step, also those already passed), the frozen jobs
+        (``search_rows``) out of it with their reserved terms taken off each
+        term's GPUs, and CBC lays out every term, so the reservations the
+        admission and the frozen jobs read are CBC's. False when CBC finds no
+        feasible selection: the caller's library solve and greedy fallback
+        then decide, as the artifact falls back to its greedy (890-957).
+        O(R W) to build the model of R rows and W terms, plus CBC.
+        """
+        now, length = view.now, self.lease_length
+        term = round(now / length)
+        states: dict[str, JobView] = {}
+        for job in inp.jobs:
+            st = view.pending.get(int(job.id)) or view.running.get(int(job.id))
+            assert st is not None  # the lease input is built from these jobs
+            states[job.id] = st
+        frozen = self._frozen(view, inp.jobs) if self.search_rows is not None else frozenset()
+        self.counts["frozen"] += len(frozen)
+
+        def order(j: str) -> tuple[int, int, str]:
+            # The artifact's ids are the trace's integers; others after them, by name.
+            tid = states[j].job.id
+            return (0, int(tid), "") if tid.isdigit() else (1, 0, tid)
+
+        rows: list[Row] = []
+        width = 1
+        held: dict[str, tuple[int, ...]] = {}
+        for j in sorted(states, key=order):
+            st = states[j]
+            need = math.ceil(self._remaining(st, now) / length)
+            windows = [math.floor(t / length) - term for t, _ in st.job.deadlines]
+            width = max(width, *windows)
+            if j in frozen:
+                # Its reservation, less the earliest terms as its need shrank (421-434).
+                cached = [k - term for k in self.cache[int(j)] if k >= term]
+                held[j] = tuple(cached[len(cached) - min(len(cached), need) :])
+                continue
+            rows.extend(
+                Row(j, bins(st.job.gpus), need, w, float(v), vid)
+                for vid, (w, (_, v)) in enumerate(zip(windows, st.job.deadlines, strict=True))
+            )
+        if not rows:
+            return False
+        free = [sum(view.capacity)] * width
+        for j, reserved in held.items():
+            for k in reserved:
+                if k < width:
+                    free[k] -= bins(states[j].job.gpus)  # binned, as line 852 takes them off
+        started = time.perf_counter()
+        sel = select_rows(
+            rows, free, minimize_first=self._unguaranteed_wait(view), max_nodes=self.cbc_nodes
+        )
+        self.solver_seconds += time.perf_counter() - started
+        if sel is None:
+            self.counts["selection_fallbacks"] += 1
+            return False
+        self.terms += 1
+        self.proven += sel.optimal
+        self.rewards.append((sel.objective, sel.objective if sel.optimal else math.nan))
+        kept = {**sel.terms, **held}
+        self.last = LeaseDecision(
+            {j: sel.steps.get(j) for j in states if j not in held} | dict.fromkeys(held, None),
+            kept,
+            sel.objective,
+        )
+        self.selected = {int(j) for j, t in kept.items() if 0 in t}
+        self.cache = {int(j): [term + k for k in t] for j, t in kept.items()}
+        if self.admission:
+            self._set_load(kept, inp.jobs, now)
+        return True
 
     def _unguaranteed_wait(self, view: View) -> bool:
         """Whether an unguaranteed SLO job waits or runs (the artifact then minimizes term 0)."""

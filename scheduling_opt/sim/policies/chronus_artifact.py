@@ -55,6 +55,10 @@ code: each is a rule read from it and written again.
   artifact's, but the terms a frozen job keeps are CBC's choice when it
   was last in the MILP; ours keeps the terms our solver gave it, and on
   P_MIX2 that overshoots (docs/reproduction.md): left out of the preset.
+- ``selection="artifact-cbc"`` (an option, not in :data:`ARTIFACT_POLICY`;
+  with ``search_rows``): the selection MILP as ``solver.py`` 347-424 writes
+  it, solved by CBC (:mod:`~scheduling_opt.sim.policies.chronus_cbc`); the
+  frozen jobs keep the terms CBC gave them, which is the artifact's rule.
 - ``term_release="all"``: every term boundary releases every running job
   that the term's selection does not hold (792-816); they restart by the
   queue order, paying the engine's start overhead (595-601, 1005-1011).
