@@ -84,7 +84,7 @@ def trace_instance(path: Path, offset: int, min_gpus: int) -> LeaseInput:
         jobs = [to_job(r, now) for r in rows[:size]]
         live = [j for j in jobs if j is not None and j.deadlines and j.deadlines[0].time <= HORIZON]
         if len(live) >= JOBS:
-            return LeaseInput(live[:JOBS], GPUS, LEASE, max_terms=TERMS)
+            return LeaseInput(tuple(live[:JOBS]), GPUS, LEASE, max_terms=TERMS)
     raise SystemExit(f"fewer than {JOBS} usable jobs after row {offset}")
 
 
@@ -137,14 +137,14 @@ def methods_table(cases: list[tuple[str, LeaseInput]], repeats: int, limit: floa
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, inp in cases:
         log(f"methods: {name}")
-        ex = median_run(lambda i=inp: lease.exact(i, time_limit=limit), inp, repeats)
-        cp = median_run(lambda i=inp: lease.exact_cpsat(i, time_limit=limit), inp, 1)
+        ex = median_run(functools.partial(lease.exact, inp, time_limit=limit), inp, repeats)
+        cp = median_run(functools.partial(lease.exact_cpsat, inp, time_limit=limit), inp, 1)
         race = median_run(
-            lambda i=inp: lease.exact_cpsat(i, time_limit=limit, deterministic=False), inp, 1
+            functools.partial(lease.exact_cpsat, inp, time_limit=limit, deterministic=False), inp, 1
         )
-        cbc = median_run(lambda i=inp: lease.exact_pulp(i, time_limit=limit), inp, 1)
-        gr = median_run(lambda i=inp: lease.greedy(i), inp, repeats)
-        edf = median_run(lambda i=inp: lease.edf(i), inp, repeats)
+        cbc = median_run(functools.partial(lease.exact_pulp, inp, time_limit=limit), inp, 1)
+        gr = median_run(functools.partial(lease.greedy, inp), inp, repeats)
+        edf = median_run(functools.partial(lease.edf, inp), inp, repeats)
         lp, lp_s = timed_bound(inp, repeats)
         opt = ex.objective or 0.0
         gap = (opt - (gr.objective or 0.0)) / max(opt, 1.0)

@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -132,7 +133,9 @@ def strong_2000(seed: int) -> mckp.Mckp:
     """The issue's instance: 2,000 groups of 10 items, w in 1..10, v = w + 10, C = 10^4."""
     rng = np.random.default_rng(seed)
     w = rng.integers(1, 11, (2000, 10))
-    return mckp.Mckp(10_000, w.reshape(-1), (w + 10.0).reshape(-1), np.arange(2001) * 10)
+    return mckp.Mckp(
+        10_000, w.reshape(-1), (w + 10.0).reshape(-1).astype(np.float64), np.arange(2001) * 10
+    )
 
 
 def no_fill(n: int, cap: int, top: int, seed: int) -> mckp.Mckp:
@@ -140,7 +143,9 @@ def no_fill(n: int, cap: int, top: int, seed: int) -> mckp.Mckp:
     rng = np.random.default_rng(seed)
     w = 3 * rng.integers(1, top + 1, (n, 10))
     w[0, :] = 1
-    return mckp.Mckp(cap, w.reshape(-1), (w + 10.0).reshape(-1), np.arange(n + 1) * 10)
+    return mckp.Mckp(
+        cap, w.reshape(-1), (w + 10.0).reshape(-1).astype(np.float64), np.arange(n + 1) * 10
+    )
 
 
 def goal_cases() -> list[tuple[str, Callable[[int], mckp.Mckp]]]:
@@ -164,7 +169,7 @@ repeats = int(sys.argv[1])
 def strong_2000(seed):
     rng = np.random.default_rng(seed)
     w = rng.integers(1, 11, (2000, 10))
-    return mckp.Mckp(10_000, w.reshape(-1), (w + 10.0).reshape(-1), np.arange(2001) * 10)
+    return mckp.Mckp(10_000, w.reshape(-1), (w + 10.0).reshape(-1).astype(np.float64), np.arange(2001) * 10)
 out = {}
 for name, make in (
     ("2000 strong, C 10^4", strong_2000),
@@ -213,8 +218,8 @@ def before_after(path: str, repeats: int) -> None:
     for name, make in goal_cases():
         for seed in range(3):
             p = make(seed)
-            core = timed(lambda p=p: mckp.core(p), repeats)
-            greedy = timed(lambda p=p: mckp.greedy(p), repeats)
+            core = timed(partial(mckp.core, p), repeats)
+            greedy = timed(partial(mckp.greedy, p), repeats)
             t_old = old["times"][f"{name}|{seed}|{old['default']}"]
             t_greedy = old["times"][f"{name}|{seed}|greedy"]
             print(
@@ -235,11 +240,11 @@ def goals(repeats: int, slow: int) -> None:
     for name, make in goal_cases():
         for seed in range(3):
             p = make(seed)
-            core = timed(lambda p=p: mckp.core(p), repeats)
-            greedy = timed(lambda p=p: mckp.greedy(p), repeats)
-            dp = timed(lambda p=p: mckp.dp(p), slow)
-            plain = timed(lambda p=p: numpy_dp(p), slow)
-            value = timed(lambda p=p: numpy_dp_value(p), slow)
+            core = timed(partial(mckp.core, p), repeats)
+            greedy = timed(partial(mckp.greedy, p), repeats)
+            dp = timed(partial(mckp.dp, p), slow)
+            plain = timed(partial(numpy_dp, p), slow)
+            value = timed(partial(numpy_dp_value, p), slow)
             best = objective(core[2])
             PROBLEM.check(p, core[2])
             assert core[2].status.value == "optimal"
@@ -265,13 +270,13 @@ def grid(sizes: list[int], caps: list[str], repeats: int, slow: int, highs: bool
             cap = 4 * n if c == "4n" else int(float(c))
             for kind in KINDS:
                 p = random_mckp(n, 16, cap, kind, seed=0)
-                core = timed(lambda p=p: mckp.core(p), repeats)
-                dp = timed(lambda p=p: mckp.dp(p), slow)
-                plain = timed(lambda p=p: numpy_dp(p), slow)
+                core = timed(partial(mckp.core, p), repeats)
+                dp = timed(partial(mckp.dp, p), slow)
+                plain = timed(partial(numpy_dp, p), slow)
                 others = [dp[2], plain[2]]
                 cell = "-"
                 if highs:
-                    hi = timed(lambda p=p: mckp.exact(p, time_limit=60), 1)
+                    hi = timed(partial(mckp.exact, p, time_limit=60), 1)
                     cell = f"{ms(hi)} ({hi[2].status.value})"
                     if hi[2].status.value == "optimal":
                         others.append(hi[2])
@@ -302,10 +307,10 @@ def hard(repeats: int, slow: int) -> None:
         (200, 100_001, 300),
     ):
         p = no_fill(n, cap, top, 1)
-        core = timed(lambda p=p: mckp.core(p), repeats)
-        dp = timed(lambda p=p: mckp.dp(p), slow)
-        plain = timed(lambda p=p: numpy_dp(p), slow)
-        value = timed(lambda p=p: numpy_dp_value(p), slow)
+        core = timed(partial(mckp.core, p), repeats)
+        dp = timed(partial(mckp.dp, p), slow)
+        plain = timed(partial(numpy_dp, p), slow)
+        value = timed(partial(numpy_dp_value, p), slow)
         PROBLEM.check(p, core[2])
         print(
             f"| {n} | {cap} | 3 * U{{1..{top}}} | {ms(core)} | {ms(dp)} | {ms(plain)} "

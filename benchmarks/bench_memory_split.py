@@ -46,7 +46,13 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n, chunk in SIZES:
-        t_g, t_b, t_e, t_m, t_p, gaps, spare = [], [], [], [], [], [], []
+        t_g: list[float] = []
+        t_b: list[float] = []
+        t_e: list[float] = []
+        t_m: list[float] = []
+        t_p: list[float] = []
+        gaps: list[float] = []
+        spare: list[int] = []
         for seed in range(args.seeds):
             p = random_input(n, seed, chunk)
             spare.append(p.capacity)

@@ -158,7 +158,7 @@ def bench_443(seeds: int, limit: float, repeats: int) -> None:
 
 def bench_enumeration(seeds: int) -> None:
     """Algorithm 1 without a work limit on 443 servers and 1,000 jobs: what the limit saves."""
-    from scheduling_opt.placement import local_search
+    from scheduling_opt.placement import local_search, quasi
 
     for seed in range(seeds):
         inp = read(generate("443", seed))
@@ -184,7 +184,7 @@ def bench_enumeration(seeds: int) -> None:
             cpu = time.process_time() - cpu
         finally:
             local_search._Search.run = run  # type: ignore[method-assign]
-        order = local_search.potential_order(inp, range(inp.n_jobs))
+        order = quasi.potential_order(inp, range(inp.n_jobs))
         k = local_search.search_prefix(inp, order, inp.search_space)
         combos = math.prod(len(inp.spans(j)) + 1 for j in order[:k])
         print(
