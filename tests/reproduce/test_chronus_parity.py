@@ -316,3 +316,31 @@ def test_search_rows_freezes_the_biggest_latest_cached_jobs(
 def test_search_rows_must_be_a_positive_int(bad: object) -> None:
     with pytest.raises(ValueError, match="search_rows"):
         Chronus(search_rows=bad)  # type: ignore[arg-type]
+
+
+def test_the_term_0_sign_follows_the_artifacts_count_of_unguaranteed_jobs() -> None:
+    # number_of_accepted (time_aware_with_lease.py 1013-1017, 1398-1399): at a
+    # selection's end, the jobs of the unguaranteed class; then +1 per SLO
+    # arrival refused. Jobs: 0 guaranteed, 1 an SLO job that arrived since the
+    # last pass (not in the queue yet), 2 lowest, 3 best effort. None counts:
+    # the next selection maximizes term 0 (our old reading counted job 1).
+    jobs = {
+        i: SimpleNamespace(index=i, job=SimJob(str(i), 0.0, 1, 10.0, deadlines=d))
+        for i, d in enumerate((((50.0, 100.0),), ((50.0, 100.0),), ((50.0, 100.0),), ()))
+    }
+    view = SimpleNamespace(now=20.0, pending=jobs, running={})
+    policy = _artifact(selection="artifact")
+    policy.guaranteed, policy.lowest, policy.arriving = {0}, {2}, [jobs[1]]
+    policy._count_unaccepted(view)  # type: ignore[arg-type]
+    assert policy.unaccepted == 0
+    assert not policy._minimize_first(view)  # type: ignore[arg-type]
+    assert policy._unguaranteed_wait(view)  # type: ignore[arg-type]
+    # Job 1 enters the queue refused: one unguaranteed job, the next minimizes.
+    policy.arriving = []
+    policy._count_unaccepted(view)  # type: ignore[arg-type]
+    assert policy.unaccepted == 1
+    assert policy._minimize_first(view)  # type: ignore[arg-type]
+    # A job that overran its estimate joins the class too (lines 412-417).
+    policy.overran = {3}
+    policy._count_unaccepted(view)  # type: ignore[arg-type]
+    assert policy.unaccepted == 2

@@ -248,6 +248,10 @@ class Chronus:
         self.holding: set[int] = set()  # selected at the term start (they hold its lease)
         self.emergence: dict[int, float] = {}
         self.arriving: list[JobView] = []
+        # The artifact's number_of_accepted (lines 1013-1017, 1398-1399): the
+        # unguaranteed jobs at the last selection's end, plus the SLO arrivals
+        # refused since; its term-0 objective minimizes while it is > 0.
+        self.unaccepted = 0
         self.last_minute = -math.inf
         self.next_term = -math.inf
         self.selected: set[int] = set()
@@ -412,6 +416,7 @@ class Chronus:
                 self.deadline[st.index] = math.floor(last / self.lease_length) * self.lease_length
             else:
                 self.counts["rejected"] += 1
+                self.unaccepted += 1
         self.admission_seconds += time.perf_counter() - started
 
     def _admit_batch(self, view: View, arrived: Sequence[JobView], origin: float) -> None:
@@ -469,6 +474,7 @@ class Chronus:
                 self.deadline[st.index] = (first + last) * length
             else:
                 self.counts["rejected"] += 1
+                self.unaccepted += 1
                 if len(st.job.deadlines) == 1:
                     high = max(horizon, window, *(w for _, _, w in entries)) + need + 1
                     entry = (gpus, need, relaxed_window([*entries, entry], free, capacity, high))
@@ -615,7 +621,7 @@ class Chronus:
         kept = {j: t for j, t in decision.terms.items() if decision.levels[j] is not None}
         frozen = self._frozen(view, jobs) if self.search_rows is not None else frozenset()
         self.counts["frozen"] += len(frozen)
-        if self.selection == "artifact" and self._unguaranteed_wait(view):
+        if self.selection == "artifact" and self._minimize_first(view):
             kept = self._late(inp, decision, kept, frozen)
         self.selected = {int(j) for j, t in kept.items() if t and t[0] == 0}
         if self.admission_check == "batch":
@@ -692,7 +698,7 @@ class Chronus:
                     free[k] -= bins(states[j].job.gpus)  # binned, as line 852 takes them off
         started = time.perf_counter()
         sel = select_rows(
-            rows, free, minimize_first=self._unguaranteed_wait(view), max_nodes=self.cbc_nodes
+            rows, free, minimize_first=self._minimize_first(view), max_nodes=self.cbc_nodes
         )
         self.solver_seconds += time.perf_counter() - started
         if sel is None:
@@ -712,6 +718,29 @@ class Chronus:
         if self.admission:
             self._set_load(kept, inp.jobs, now)
         return True
+
+    def _minimize_first(self, view: View) -> bool:
+        """Whether the artifact's selection minimizes the first term's GPUs (lines 769-772).
+
+        Under ``queue="artifact"``, its rule: an unguaranteed job was left at
+        the last selection's end or an SLO arrival was refused since
+        (:attr:`unaccepted`, :meth:`_count_unaccepted`); jobs that arrived
+        since the last 5-minute pass are not in its queue and do not count.
+        Under our queue, an unguaranteed SLO job waits or runs now.
+        """
+        if self.queue == "artifact":
+            return self.unaccepted > 0
+        return self._unguaranteed_wait(view)
+
+    def _count_unaccepted(self, view: View) -> None:
+        """The artifact's recount at a selection's end (lines 1013-1017): jobs of its unguaranteed class."""
+        unseen = {st.index for st in self.arriving}
+        self.unaccepted = sum(
+            1
+            for jobs in (view.pending, view.running)
+            for i, st in jobs.items()
+            if i not in unseen and self._cls(i, st) == UNACCEPTED
+        )
 
     def _unguaranteed_wait(self, view: View) -> bool:
         """Whether an unguaranteed SLO job waits or runs (the artifact then minimizes term 0)."""
@@ -964,6 +993,7 @@ class Chronus:
             self._check_overrun(running, now, boundary)
         if boundary:
             self._select(view)
+            self._count_unaccepted(view)
             self.next_term = minute + length
             self.holding = set(self.selected)
             self.forced.clear()

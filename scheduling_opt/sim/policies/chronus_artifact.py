@@ -63,10 +63,14 @@ code: each is a rule read from it and written again.
   that the term's selection does not hold (792-816); they restart by the
   queue order, paying the engine's start overhead (595-601, 1005-1011).
 - ``selection="artifact"``: every guaranteed job must keep a deadline level
-  (``solver.py`` 394-406, an equality per job); while unguaranteed SLO jobs
+  (``solver.py`` 394-406, an equality per job); while unguaranteed jobs
   wait, the selected jobs' terms lie as late as their levels allow, so that
   the term holds the fewest GPUs (the adaptive objective, 769-772 and
-  ``solver.py`` 372-374).
+  ``solver.py`` 372-374). "Wait" is the artifact's count
+  ``number_of_accepted`` (1013-1017, 1398-1399): the jobs of its
+  unguaranteed class at the last selection's end, plus the SLO arrivals
+  refused since; jobs that arrived since the last 5-minute pass are not in
+  its queue and do not count (``Chronus._minimize_first``).
 - ``queue="artifact"``: the classes of the artifact's queue (guaranteed,
   unguaranteed, best effort, lowest: 24-27) and its passes: at whole
   minutes only; terms on multiples of T_l; arrivals and the pending pass
