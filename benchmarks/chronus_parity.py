@@ -48,6 +48,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -284,6 +285,19 @@ def plot(
     plt.close(fig)
 
 
+def _progress(label: str) -> Callable[[int, int], None]:
+    """A stderr line at every further 5% of the jobs done (a full P_MIX2 run takes minutes)."""
+    shown = [-1]
+
+    def report(done: int, total: int) -> None:
+        step = 20 * done // max(total, 1)
+        if step > shown[0]:
+            shown[0] = step
+            print(f"{label}: {done:,} of {total:,} jobs done", file=sys.stderr, flush=True)
+
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path, required=True)
@@ -317,7 +331,7 @@ def main() -> int:
     else:
         config = configure(trace, args.semantics, args.set)
         cpu, wall = cpu_time(), time.perf_counter()
-        result = run_config(config)
+        result = run_config(config, progress=_progress(args.label))
         cpu, wall = cpu_time() - cpu, time.perf_counter() - wall
         out = result.output
         ours_end = {j.id: e for j, e in zip(out.jobs, out.end, strict=True)}
