@@ -154,6 +154,7 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "cache_layout",
             "search_rows",
             "cbc_nodes",
+            "artifact_stops",
         )
         kwargs = {k: params.pop(k) for k in known if k in params}
         _no_params(name, params)

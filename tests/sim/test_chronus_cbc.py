@@ -1,13 +1,17 @@
 """The Chronus artifact's selection MILP solved by CBC (``sim/policies/chronus_cbc.py``, issue 23).
 
-Expected values are computed by hand in the comments, or by a brute force
-written here from the model's statement (every step choice and every set
-of terms), not from the module.
+Each case runs on both solvers of the model: PuLP's CBC binary
+(``chronus_cbc.select``) and python-mip's CBC library
+(``chronus_mip.select``, the artifact's build; skipped when the ``parity``
+extra is not installed). Expected values are computed by hand in the
+comments, or by a brute force written here from the model's statement
+(every step choice and every set of terms), not from the modules.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
@@ -17,11 +21,20 @@ from hypothesis import strategies as st
 from scheduling_opt.lease import LeaseInput
 from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.sim import SimJob
+from scheduling_opt.sim.policies import chronus_cbc, chronus_mip
 from scheduling_opt.sim.policies.chronus import Chronus
-from scheduling_opt.sim.policies.chronus_cbc import Row, select
+from scheduling_opt.sim.policies.chronus_cbc import Row, Selection
+
+_MIP = pytest.mark.skipif(not chronus_mip.mip_available(), reason="python-mip not installed")
+Solver = Callable[..., Selection | None]
+SOLVERS = [
+    pytest.param(chronus_cbc.select, id="pulp-cbc"),
+    pytest.param(chronus_mip.select, id="mip-cbc", marks=_MIP),
+]
 
 
-def test_a_near_deadline_takes_the_first_term() -> None:
+@pytest.mark.parametrize("select", SOLVERS)
+def test_a_near_deadline_takes_the_first_term(select: Solver) -> None:
     # Two terms of 2 GPUs. b (2 GPUs, one term, window 1) can only hold term 0;
     # a (2 GPUs, one term, window 2) then only term 1. Objective 10 + 10, and
     # term 0 holds b's 2 of at most 2 GPUs: + 2 / 2 = 21.
@@ -37,8 +50,11 @@ def test_a_near_deadline_takes_the_first_term() -> None:
     )
 
 
+@pytest.mark.parametrize("select", SOLVERS)
 @pytest.mark.parametrize(("minimize", "first"), [(False, True), (True, False)])
-def test_the_adaptive_objective_fills_or_empties_term_0(minimize: bool, first: bool) -> None:
+def test_the_adaptive_objective_fills_or_empties_term_0(
+    select: Solver, minimize: bool, first: bool
+) -> None:
     # One job, one term of work, window 3, 4 GPUs free per term: maximizing
     # term 0's GPUs puts it there (10 + 1/4); minimizing puts it later (10 - 0).
     sel = select([Row("a", 1, 1, 3, 10.0, 0)], [4, 4, 4], minimize_first=minimize)
@@ -48,7 +64,8 @@ def test_the_adaptive_objective_fills_or_empties_term_0(minimize: bool, first: b
     assert sel.objective == (10.25 if first else 10.0)
 
 
-def test_a_step_out_of_reach_gives_way_to_a_later_one() -> None:
+@pytest.mark.parametrize("select", SOLVERS)
+def test_a_step_out_of_reach_gives_way_to_a_later_one(select: Solver) -> None:
     # a needs 2 terms: its step 0 (window 1, value 10) cannot hold them, its
     # step 1 (window 3, value 8) can: 8, and 2 terms among 0-2.
     rows = [Row("a", 1, 2, 1, 10.0, 0), Row("a", 1, 2, 3, 8.0, 1)]
@@ -59,7 +76,8 @@ def test_a_step_out_of_reach_gives_way_to_a_later_one() -> None:
     assert set(sel.terms["a"]) <= {0, 1, 2}
 
 
-def test_capacity_pushes_a_job_to_its_lower_step() -> None:
+@pytest.mark.parametrize("select", SOLVERS)
+def test_capacity_pushes_a_job_to_its_lower_step(select: Solver) -> None:
     # One GPU per term. a (window 1) must hold term 0. b's step 0 (window 1,
     # 10) would need term 0 too: b takes step 1 (window 2, 5) in term 1.
     # Objective 10 + 5 + a's GPU in term 0 (1/1) = 16.
@@ -69,14 +87,18 @@ def test_capacity_pushes_a_job_to_its_lower_step() -> None:
     assert (sel.steps, sel.terms, sel.objective) == ({"a": 0, "b": 1}, {"a": (0,), "b": (1,)}, 16.0)
 
 
-def test_no_selection_when_every_job_cannot_keep_a_step() -> None:
+@pytest.mark.parametrize("select", SOLVERS)
+def test_no_selection_when_every_job_cannot_keep_a_step(select: Solver) -> None:
     rows = [Row("a", 1, 1, 1, 10.0, 0), Row("b", 1, 1, 1, 10.0, 0)]
     assert select(rows, [1, 5], minimize_first=False) is None
     assert select(rows, [0, 0], minimize_first=False) is None
 
 
+@pytest.mark.parametrize("select", SOLVERS)
 @pytest.mark.parametrize(("passed", "feasible"), [(-1, False), (0, True)])
-def test_a_passed_step_reaches_into_the_previous_row(passed: int, feasible: bool) -> None:
+def test_a_passed_step_reaches_into_the_previous_row(
+    select: Solver, passed: int, feasible: bool
+) -> None:
     # Three terms (W = 3), GPUs free 1, 0, 1. a: 1 GPU, one term, window 3:
     # term 0 or 2. b: its step 0 has passed (window -1 or 0), step 1 has window
     # 1, so b holds term 0 and a must take term 2 (flat X index 2). b's step-0
@@ -93,6 +115,22 @@ def test_a_passed_step_reaches_into_the_previous_row(passed: int, feasible: bool
         assert sel is None
 
 
+@pytest.mark.parametrize("select", SOLVERS)
+def test_a_passed_first_row_wraps_to_the_last_rows_terms(select: Solver) -> None:
+    # Two terms (W = 2) of 2 GPUs, rows: a step 0 (passed: window -1), a step
+    # 1 (window 2, value 5), b step 0 (window 2, value 10); 6 flat X indices.
+    # Row 0's "past the window" range is range(-1, 2): X[-1], Python's last
+    # index 5 (b's term 1), then row 0's own terms. So b must hold term 0,
+    # and a (its step 1) takes term 1 to keep term 0 light: minimizing term
+    # 0's GPUs, 5 + 10 - 1/2 = 14.5. Without the wrap both would take term 1
+    # and score 15.
+    rows = [Row("a", 1, 1, -1, 10.0, 0), Row("a", 1, 1, 2, 5.0, 1), Row("b", 1, 1, 2, 10.0, 0)]
+    sel = select(rows, [2, 2], minimize_first=True)
+    assert sel is not None
+    assert (sel.steps, sel.terms, sel.objective) == ({"a": 1, "b": 0}, {"a": (1,), "b": (0,)}, 14.5)
+
+
+@pytest.mark.parametrize("select", SOLVERS)
 @pytest.mark.parametrize(
     ("rows", "free", "match"),
     [
@@ -103,7 +141,7 @@ def test_a_passed_step_reaches_into_the_previous_row(passed: int, feasible: bool
         ([Row("a", 1, 1, 3, 1.0, 0)], [1, 1], "shorter than the largest window"),
     ],
 )
-def test_bad_rows_are_named(rows: list[Row], free: list[int], match: str) -> None:
+def test_bad_rows_are_named(select: Solver, rows: list[Row], free: list[int], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         select(rows, free, minimize_first=False)
 
@@ -116,7 +154,10 @@ def _brute(rows: list[Row], free: list[int], minimize: bool) -> float | None:
         jobs.setdefault(r.job, []).append(i)
     # Flat X index f = i * width + k is forced to 0 by row i's own window
     # (k >= window) or by a later row r whose window is negative and whose
-    # flat "past the window" range starts at r * width + window <= f.
+    # flat "past the window" range starts at r * width + window <= f. A
+    # range starting below 0 also covers the last flat indices, from
+    # n * width + start on (Python's negative indexing).
+    total = len(rows) * width
     forbidden = {
         i * width + k
         for i, r in enumerate(rows)
@@ -128,6 +169,9 @@ def _brute(rows: list[Row], free: list[int], minimize: bool) -> float | None:
             if j > i
         )
     }
+    for j, q in enumerate(rows):
+        if j * width + q.window < 0:
+            forbidden.update(range(total + j * width + q.window, total))
     best: float | None = None
     for picks in itertools.product(*jobs.values()):
         options = []
@@ -160,9 +204,12 @@ def _instances(draw: st.DrawFn) -> tuple[list[Row], list[int], bool]:
     return rows, free, draw(st.booleans())
 
 
+@pytest.mark.parametrize("select", SOLVERS)
 @settings(max_examples=60, deadline=None)
 @given(_instances())
-def test_cbc_agrees_with_brute_force(case: tuple[list[Row], list[int], bool]) -> None:
+def test_cbc_agrees_with_brute_force(
+    select: Solver, case: tuple[list[Row], list[int], bool]
+) -> None:
     rows, free, minimize = case
     best = _brute(rows, free, minimize)
     sel = select(rows, free, minimize_first=minimize)
@@ -176,7 +223,8 @@ def test_cbc_agrees_with_brute_force(case: tuple[list[Row], list[int], bool]) ->
     assert again == sel  # deterministic: no wall-clock stop
 
 
-def test_a_node_limit_still_answers_a_feasible_selection_or_none() -> None:
+@pytest.mark.parametrize("select", SOLVERS)
+def test_a_node_limit_still_answers_a_feasible_selection_or_none(select: Solver) -> None:
     rows = [Row(f"j{j}", 1 + j % 3, 1 + j % 2, 4 + j % 3, 10.0, 0) for j in range(12)]
     sel = select(rows, [6] * 6, minimize_first=True, max_nodes=1)
     if sel is not None:
@@ -191,7 +239,9 @@ def test_a_node_limit_still_answers_a_feasible_selection_or_none() -> None:
 
 
 def _view(
-    specs: list[tuple[str, int, float, float]], cache: dict[int, list[int]]
+    specs: list[tuple[str, int, float, float]],
+    cache: dict[int, list[int]],
+    selection: str = "artifact-cbc",
 ) -> tuple[Chronus, SimpleNamespace, LeaseInput]:
     pending = {}
     jobs = []
@@ -200,16 +250,17 @@ def _view(
         pending[index] = SimpleNamespace(index=index, job=job, remaining=lambda now, w=work: w)
         jobs.append(Job(str(index), gpus, gpus, work, deadlines=(RewardStep(due, 100.0),)))
     view = SimpleNamespace(now=0.0, pending=pending, running={}, capacity=(8,))
-    policy = Chronus(
-        mode="greedy", selection="artifact-cbc", search_rows=1, admission_check="batch"
-    )
+    policy = Chronus(mode="greedy", selection=selection, search_rows=1, admission_check="batch")
     policy.guaranteed = set(pending)
     policy.cache = cache
     return policy, view, LeaseInput(jobs, 8, 20.0, require_all=True)
 
 
+@pytest.mark.parametrize("selection", ["artifact-cbc", pytest.param("artifact-mip", marks=_MIP)])
 @pytest.mark.parametrize("reserved", [0, 3])
-def test_a_frozen_job_keeps_its_reservation_and_the_rest_fit_around_it(reserved: int) -> None:
+def test_a_frozen_job_keeps_its_reservation_and_the_rest_fit_around_it(
+    reserved: int, selection: str
+) -> None:
     # At minute 0, 20-minute terms, one 8-GPU server. Job 0 ("10": 8 GPUs, one
     # term of work, due 100: window 5) holds term `reserved` from the last
     # selection; job 1 ("11": 8 GPUs, two terms, due 60: window 3) holds none.
@@ -218,7 +269,9 @@ def test_a_frozen_job_keeps_its_reservation_and_the_rest_fit_around_it(reserved:
     # reserved 0: job 0 runs now; job 1 takes terms 1 and 2 (its only room).
     # reserved 3: job 0 waits; job 1 takes term 0 (maximized: no unguaranteed
     # job waits) and one of terms 1, 2.
-    policy, view, inp = _view([("10", 8, 20.0, 100.0), ("11", 8, 40.0, 60.0)], {0: [reserved]})
+    policy, view, inp = _view(
+        [("10", 8, 20.0, 100.0), ("11", 8, 40.0, 60.0)], {0: [reserved]}, selection
+    )
     assert policy._select_cbc(view, inp)  # type: ignore[arg-type]
     assert policy.cache[0] == [reserved]
     if reserved == 0:
@@ -235,6 +288,18 @@ def test_a_frozen_job_keeps_its_reservation_and_the_rest_fit_around_it(reserved:
 def test_artifact_cbc_and_cbc_nodes_are_checked() -> None:
     with pytest.raises(ValueError, match="selection"):
         Chronus(selection="cbc")
+    for flag in (1, "yes", None):
+        with pytest.raises(ValueError, match="artifact_stops"):
+            Chronus(selection="artifact-mip", artifact_stops=flag)  # type: ignore[arg-type]
     for bad in (0, True, 1.5):
         with pytest.raises(ValueError, match="cbc_nodes"):
             Chronus(cbc_nodes=bad)  # type: ignore[arg-type]
+
+
+@_MIP
+def test_the_artifacts_stops_still_answer_an_optimal_small_selection() -> None:
+    # The near-deadline case again: CBC proves it at once, far inside 1 s.
+    rows = [Row("a", 2, 1, 2, 10.0, 0), Row("b", 2, 1, 1, 10.0, 0)]
+    sel = chronus_mip.select(rows, [2, 2], minimize_first=False, artifact_stops=True)
+    assert sel is not None
+    assert (sel.terms, sel.objective, sel.optimal) == ({"a": (1,), "b": (0,)}, 21.0, True)

@@ -91,6 +91,7 @@ from scheduling_opt.sim.policies.chronus_artifact import (
 )
 from scheduling_opt.sim.policies.chronus_cbc import Row
 from scheduling_opt.sim.policies.chronus_cbc import select as select_rows
+from scheduling_opt.sim.policies.chronus_mip import select as select_rows_mip
 from scheduling_opt.sim.policies.chronus_placement import Placer
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import bundled_table
@@ -176,6 +177,7 @@ class Chronus:
         cache_layout: str = "selected",
         search_rows: int | None = None,
         cbc_nodes: int | None = None,
+        artifact_stops: bool = False,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be budget, greedy or exact, got {mode!r}")
@@ -184,7 +186,7 @@ class Chronus:
             ("estimate", estimate, ("oracle", "artifact")),
             ("admission_check", admission_check, ("resolve", "reserved", "batch")),
             ("term_release", term_release, ("selected", "all")),
-            ("selection", selection, ("reward", "artifact", "artifact-cbc")),
+            ("selection", selection, ("reward", "artifact", "artifact-cbc", "artifact-mip")),
             ("queue", queue, ("chronus", "artifact")),
             ("cache_layout", cache_layout, ("selected", "late")),
         ):
@@ -200,6 +202,8 @@ class Chronus:
             isinstance(cbc_nodes, bool) or not isinstance(cbc_nodes, int) or cbc_nodes < 1
         ):
             raise ValueError(f"cbc_nodes must be an int >= 1 or None, got {cbc_nodes!r}")
+        if not isinstance(artifact_stops, bool):
+            raise ValueError(f"artifact_stops must be True or False, got {artifact_stops!r}")
         self.name = (
             _MODES[mode]
             + ("" if admission else "-no-admission")
@@ -229,6 +233,7 @@ class Chronus:
         self.cache_layout = cache_layout
         self.search_rows = search_rows
         self.cbc_nodes = cbc_nodes
+        self.artifact_stops = artifact_stops
         # admission_check="batch": each guaranteed job's reserved terms (absolute
         # term indices) from the last selection, the artifact's cache_solution.
         self.cache: dict[int, list[int]] = {}
@@ -572,7 +577,7 @@ class Chronus:
             max_terms=self.max_terms,
             require_all=self.selection != "reward",
         )
-        if self.selection == "artifact-cbc" and self._select_cbc(view, inp):
+        if self.selection in ("artifact-cbc", "artifact-mip") and self._select_cbc(view, inp):
             return
         # hint_terms(self.last) without re-reading every term of our own decision.
         hint = (
@@ -645,7 +650,8 @@ class Chronus:
             self._set_load(kept, jobs, now)
 
     def _select_cbc(self, view: View, inp: LeaseInput) -> bool:
-        """The term's selection by the artifact's own MILP and CBC (``selection="artifact-cbc"``).
+        """The term's selection by the artifact's own MILP and CBC (``selection="artifact-cbc"``,
+        or python-mip's CBC, the artifact's build, under ``selection="artifact-mip"``).
 
         :mod:`~scheduling_opt.sim.policies.chronus_cbc` writes the model as
         ``solver.py`` 347-424 does: a row per guaranteed job and reward step
@@ -697,9 +703,17 @@ class Chronus:
                 if k < width:
                     free[k] -= bins(states[j].job.gpus)  # binned, as line 852 takes them off
         started = time.perf_counter()
-        sel = select_rows(
-            rows, free, minimize_first=self._minimize_first(view), max_nodes=self.cbc_nodes
-        )
+        minimize = self._minimize_first(view)
+        if self.selection == "artifact-mip":
+            sel = select_rows_mip(
+                rows,
+                free,
+                minimize_first=minimize,
+                max_nodes=self.cbc_nodes,
+                artifact_stops=self.artifact_stops,
+            )
+        else:
+            sel = select_rows(rows, free, minimize_first=minimize, max_nodes=self.cbc_nodes)
         self.solver_seconds += time.perf_counter() - started
         if sel is None:
             self.counts["selection_fallbacks"] += 1

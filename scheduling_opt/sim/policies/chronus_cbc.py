@@ -32,7 +32,11 @@ incumbent, ``solver.py`` 408), because a run must not depend on the
 machine's load, and optionally with a node limit instead; and the rows of
 a job whose step 0 has passed are written with the artifact's flat-index
 arithmetic (a negative window reaches into the previous row's last terms,
-``solver.py`` 382-385), which we keep because it is the model CBC solved.
+``solver.py`` 382-385, and for the first row wraps, as Python's negative
+indexing does, to the last rows' last terms), which we keep because it is
+the model CBC solved. Which optimal layout CBC returns also depends on its
+build: :mod:`~scheduling_opt.sim.policies.chronus_mip` gives the same model
+to the build the artifact ran.
 
 The model goes to the CBC binary PuLP bundles as a fixed MPS file written
 here (PuLP's own modelling layer took 2.8 of 3.9 s on 343 rows x 263 terms;
@@ -48,6 +52,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,20 +129,11 @@ def select(
     >>> sel.terms, sel.optimal
     ({'a': (1,), 'b': (0,)}, True)
     """
-    if not rows:
-        raise ValueError("rows: the selection needs at least one row")
-    width = max(max(r.window for r in rows), 1)
-    if len(free) < width:
-        raise ValueError(f"free: {len(free)} terms, shorter than the largest window {width}")
-    for i, r in enumerate(rows):
-        if r.gpus < 1 or r.need < 1:
-            raise ValueError(f"rows[{i}]: gpus and need must be >= 1, got {r.gpus}, {r.need}")
-        if (i == 0 or rows[i - 1].job != r.job) and r.step != 0:
-            raise ValueError(f"rows[{i}]: job {r.job!r}'s rows must start at step 0")
+    width = check_rows(rows, free)
     if max(free[:width]) <= 0:
         return None  # every row holds >= 1 term of >= 1 GPU: proven infeasible
     n = len(rows)
-    groups = _groups(rows)
+    groups = job_groups(rows)
     with tempfile.TemporaryDirectory(prefix="chronus-cbc-") as tmp:
         model, solution = Path(tmp, "model.mps"), Path(tmp, "model.sol")
         model.write_text(_mps(rows, free, width, groups, minimize_first), encoding="ascii")
@@ -153,8 +149,41 @@ def select(
     s = values.get("s", {})
     chosen = [s.get(i, 0.0) >= 0.5 for i in range(n)]
     held = [tuple(k for k in range(width) if x.get(i * width + k, 0.0) >= 0.5) for i in range(n)]
-    if not _feasible(rows, free, width, groups, chosen, held):
-        return None  # a node limit can stop CBC before its first incumbent
+    return answer(rows, free, chosen, held, minimize_first, optimal=status.startswith("Optimal"))
+
+
+def check_rows(rows: Sequence[Row], free: Sequence[int]) -> int:
+    """The model's width ``W`` (its largest window, at least 1); ValueError naming a bad row."""
+    if not rows:
+        raise ValueError("rows: the selection needs at least one row")
+    width = max(max(r.window for r in rows), 1)
+    if len(free) < width:
+        raise ValueError(f"free: {len(free)} terms, shorter than the largest window {width}")
+    for i, r in enumerate(rows):
+        if r.gpus < 1 or r.need < 1:
+            raise ValueError(f"rows[{i}]: gpus and need must be >= 1, got {r.gpus}, {r.need}")
+        if (i == 0 or rows[i - 1].job != r.job) and r.step != 0:
+            raise ValueError(f"rows[{i}]: job {r.job!r}'s rows must start at step 0")
+    return width
+
+
+def answer(
+    rows: Sequence[Row],
+    free: Sequence[int],
+    chosen: Sequence[bool],
+    held: Sequence[tuple[int, ...]],
+    minimize_first: bool,
+    *,
+    optimal: bool,
+) -> Selection | None:
+    """A solver's values as a :class:`Selection`, or None when they break the model.
+
+    Checked here, not trusted from the solver's status: a node limit can
+    stop it before its first incumbent.
+    """
+    width = max(max(r.window for r in rows), 1)
+    if not feasible(rows, free, width, job_groups(rows), chosen, held):
+        return None
     sign = -1.0 if minimize_first else 1.0
     scale = 1.0 * max(free)
     steps: dict[str, int] = {}
@@ -166,7 +195,7 @@ def select(
             steps[r.job] = r.step
             terms[r.job] = held[i]
             objective += r.value
-    return Selection(steps, terms, objective, status.startswith("Optimal"))
+    return Selection(steps, terms, objective, optimal)
 
 
 def _cbc_path() -> str:
@@ -175,7 +204,7 @@ def _cbc_path() -> str:
     return path
 
 
-def _groups(rows: Sequence[Row]) -> list[range]:
+def job_groups(rows: Sequence[Row]) -> list[range]:
     """Each job's rows: from a step-0 row to the next (the artifact's ``soft_id`` walk)."""
     out: list[range] = []
     start = 0
@@ -188,12 +217,16 @@ def _groups(rows: Sequence[Row]) -> list[range]:
     return out
 
 
-def _outside(i: int, window: int, width: int) -> range:
+def outside(i: int, window: int, width: int, rows: int) -> list[int]:
     """Flat X indices row ``i``'s "no term past the window" equality covers (``solver.py`` 384-385).
 
-    The artifact's range is flat: a negative window starts in the previous rows.
+    The artifact's range is flat: a negative window starts in the previous
+    rows, and below index 0 Python's negative indexing wraps it to the last
+    rows' last terms (of ``rows`` x ``width`` X variables); an index may
+    then appear twice.
     """
-    return range(max(i * width + window, 0), (i + 1) * width)
+    total = rows * width
+    return [f % total for f in range(i * width + window, (i + 1) * width)]
 
 
 def _mps(
@@ -227,8 +260,9 @@ def _mps(
         cols[n * width + i].append((name, -float(r.need)))
         if r.window < width:
             name = add("E", 0.0)
-            for f in _outside(i, r.window, width):
-                cols[f].append((name, 1.0))
+            # A wrapped range can name an index twice (python-mip then sums it).
+            for f, count in Counter(outside(i, r.window, width, n)).items():
+                cols[f].append((name, float(count)))
     for k in range(width):
         name = add("L", float(free[k]))
         for i, r in enumerate(rows):
@@ -269,7 +303,7 @@ def _read_solution(text: str) -> tuple[str, dict[str, dict[int, float]]]:
     return status, values
 
 
-def _feasible(
+def feasible(
     rows: Sequence[Row],
     free: Sequence[int],
     width: int,
@@ -283,7 +317,7 @@ def _feasible(
         inside = sum(1 for k in held[i] if k < max(r.window, 0))
         if inside != (r.need if chosen[i] else 0):
             return False
-        if r.window < width and any(f in flat for f in _outside(i, r.window, width)):
+        if r.window < width and any(f in flat for f in outside(i, r.window, width, len(rows))):
             return False
     if any(sum(chosen[i] for i in group) != 1 for group in groups):
         return False
