@@ -11,6 +11,7 @@ comments, or by a brute force written here from the model's statement
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable
 from types import SimpleNamespace
 
@@ -303,3 +304,12 @@ def test_the_artifacts_stops_still_answer_an_optimal_small_selection() -> None:
     sel = chronus_mip.select(rows, [2, 2], minimize_first=False, artifact_stops=True)
     assert sel is not None
     assert (sel.terms, sel.objective, sel.optimal) == ({"a": (1,), "b": (0,)}, 21.0, True)
+
+
+def test_artifact_mip_without_python_mip_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A None entry in sys.modules makes `import mip` fail, installed or not.
+    monkeypatch.setitem(sys.modules, "mip", None)
+    assert not chronus_mip.mip_available()
+    with pytest.raises(ImportError, match=r"scheduling-opt\[parity\]"):
+        Chronus(selection="artifact-mip")
+    Chronus(selection="artifact-cbc")  # the other selections never need it

@@ -91,6 +91,7 @@ from scheduling_opt.sim.policies.chronus_artifact import (
 )
 from scheduling_opt.sim.policies.chronus_cbc import Row
 from scheduling_opt.sim.policies.chronus_cbc import select as select_rows
+from scheduling_opt.sim.policies.chronus_mip import require_mip
 from scheduling_opt.sim.policies.chronus_mip import select as select_rows_mip
 from scheduling_opt.sim.policies.chronus_placement import Placer
 from scheduling_opt.sim.policy import Decision, JobView, View
@@ -204,6 +205,8 @@ class Chronus:
             raise ValueError(f"cbc_nodes must be an int >= 1 or None, got {cbc_nodes!r}")
         if not isinstance(artifact_stops, bool):
             raise ValueError(f"artifact_stops must be True or False, got {artifact_stops!r}")
+        if selection == "artifact-mip":
+            require_mip()  # at construction, not at the first term deep in a run
         self.name = (
             _MODES[mode]
             + ("" if admission else "-no-admission")

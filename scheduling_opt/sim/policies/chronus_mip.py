@@ -46,7 +46,7 @@ from scheduling_opt.sim.policies.chronus_cbc import (
     outside,
 )
 
-__all__ = ["MIP_VERSION", "mip_available", "select"]
+__all__ = ["MIP_VERSION", "mip_available", "require_mip", "select"]
 
 #: The python-mip release the artifact's README pins (its CBC build is what matters).
 MIP_VERSION = "1.15.0"
@@ -61,6 +61,16 @@ def _mip() -> Any:
             "selection='artifact-mip' needs python-mip "
             f"{MIP_VERSION} (pip install 'scheduling-opt[parity]', Python < 3.12)"
         ) from exc
+
+
+def require_mip() -> None:
+    """Raise the ImportError naming the ``parity`` extra when python-mip is missing.
+
+    Examples
+    --------
+    >>> require_mip() if mip_available() else None
+    """
+    _mip()
 
 
 def mip_available() -> bool:
