@@ -147,6 +147,7 @@ class ClusterState:
         resumed: bool,
         gpus: tuple[Gpu, ...] | None = None,
         start: bool = True,
+        credit: float = 0.0,
     ) -> None:
         """Run ``st`` on ``placement`` from now (GPUs already counted taken in its layer).
 
@@ -154,12 +155,17 @@ class ClusterState:
         choice of :meth:`~scheduling_opt.sim.sharing.Sharing.pick`.
         ``start``: a start that owes the start overhead (not a resize, nor a
         start named in ``Decision.free_starts``).
+        ``credit``: work counted done at the start (``Decision.credit``), at
+        most what is left.
         """
         now = self.now
         st.placement = placement
         st.held = sum(g for _, g in placement)
         if start and self.start_overhead:
             st.owed += self.start_overhead * (1.0 + math.log2(st.held))
+        if credit:
+            st.done = min(st.done + credit, st.job.work + st.owed)
+            st.run_base += credit
         sharing = self.sharing
         busy, partners = sharing.occupy(
             st, gpus if gpus is not None else sharing.pick(st.layer, placement)
@@ -322,6 +328,14 @@ class ClusterState:
             for index in free:
                 if index not in started:
                     raise self.fail(self._job(index, "free_starts"), "free_starts: not started")
+        credits = dict(decision.credit)
+        if credits:
+            started = {index for index, _ in decision.starts}
+            for index, work in decision.credit:
+                if index not in started:
+                    raise self.fail(self._job(index, "credit"), "credit: not started")
+                if not (math.isfinite(work) and work >= 0.0):
+                    raise self.fail(self._job(index, "credit"), f"credit: {work!r} is not >= 0")
         for index, placement in decision.starts:
             st = self._job(index, "start")
             why = start_error(st, "started")
@@ -332,7 +346,14 @@ class ClusterState:
             self.freemap.take(placement)
             del self.pending[st.index]
             resumed = st.first_start == st.first_start
-            self.launch(st, placement, resumed, gpus=chosen, start=not (free and index in free))
+            self.launch(
+                st,
+                placement,
+                resumed,
+                gpus=chosen,
+                start=not (free and index in free),
+                credit=credits.get(index, 0.0),
+            )
         for index, placement in decision.share:
             st = self._job(index, "share")
             why = start_error(st, "shared")

@@ -78,6 +78,11 @@ class Decision:
     #: resume overhead only to the starts its 5-minute pass and its lease
     #: terms make, not to those of its odd-minute fill (docs/simulation.md).
     free_starts: tuple[int, ...] = ()
+    #: ``(job index, work)`` credited to jobs of ``starts`` as they start
+    #: (progress they did not run): the Chronus artifact's odd-minute fill
+    #: counts a job's progress from its last 5-minute pass, not from its
+    #: start (``filling_jobs`` sets no ``last_check_time``; docs/simulation.md).
+    credit: tuple[tuple[int, float], ...] = ()
 
 
 #: The decision that changes nothing.

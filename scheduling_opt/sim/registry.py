@@ -151,6 +151,7 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "queue",
             "force_short",
             "fill_overhead",
+            "fill_credit",
             "cache_layout",
             "search_rows",
             "cbc_nodes",

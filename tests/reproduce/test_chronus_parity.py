@@ -229,6 +229,24 @@ def test_the_odd_minute_fill_owes_no_start_overhead(
     assert (got["b1"][:2], got["b2"][:2]) == ((9.0, ends[0]), (ends[0], ends[1]))
 
 
+@pytest.mark.parametrize(
+    ("fill_credit", "b1", "b2"),
+    [(True, (9.0, 105.0), (105.0, 117.0)), (False, (9.0, 109.0), (109.0, 119.0))],
+)
+def test_the_odd_minute_fill_counts_progress_from_the_last_pass(
+    fill_credit: bool, b1: tuple[float, float], b2: tuple[float, float]
+) -> None:
+    # As above (fill starts owe no overhead). The pass of 5 updated b1 while it
+    # waited; the fill of 9 starts it without updating it, so its progress
+    # counts from 5: 4 minutes it did not run, 100 - 4 = 96 left, ends at 105.
+    # At 105, a pass minute, the pass starts b2 with the overhead: 105 + 10 + 2
+    # = 117. Without the credit: b1 9-109, b2 in the fill of 109 (free): 119.
+    jobs = [SimJob("x", 0.0, 8, 6.0), SimJob("b1", 1.0, 8, 100.0), SimJob("b2", 1.0, 8, 10.0)]
+    policy = _artifact(fill_overhead=False, fill_credit=fill_credit)
+    got = _run(jobs, policy, start_overhead=0.5)
+    assert (got["b1"][:2], got["b2"][:2]) == (b1, b2)
+
+
 def test_the_pass_serves_the_earlier_submission_first_among_equals() -> None:
     # Two best-effort jobs of 8 GPUs and 10 minutes (the same emergence), e
     # submitted at 1, l at 3. The pass of 5 starts e (best_func sorts minus the

@@ -289,6 +289,8 @@ def test_a_frozen_job_keeps_its_reservation_and_the_rest_fit_around_it(
 def test_artifact_cbc_and_cbc_nodes_are_checked() -> None:
     with pytest.raises(ValueError, match="selection"):
         Chronus(selection="cbc")
+    with pytest.raises(ValueError, match="fill_credit"):
+        Chronus(fill_credit=1)  # type: ignore[arg-type]
     for flag in (1, "yes", None):
         with pytest.raises(ValueError, match="artifact_stops"):
             Chronus(selection="artifact-mip", artifact_stops=flag)  # type: ignore[arg-type]

@@ -48,6 +48,7 @@ class Script:
             resize=got.resize,
             wake_at=wake,
             free_starts=got.free_starts,
+            credit=got.credit,
         )
 
 
@@ -102,6 +103,30 @@ def test_a_free_start_owes_no_overhead() -> None:
     }
     out = run([job(0, 0.0, 4, 10.0)], Script(plan), gpus=4, params=EngineParams(start_overhead=0.5))
     assert by_id(out)["0"] == (0.0, 15.0, 2)
+
+
+@pytest.mark.parametrize(("credit", "end"), [(0.0, 12.0), (3.0, 9.0), (50.0, 2.0)])
+def test_a_credit_counts_work_done_at_the_start(credit: float, end: float) -> None:
+    # Work 10 on 1 GPU: [0, 1) runs 1; restarted at 2 with `credit` counted
+    # done and 0.5 owed for the restart (the first start's 0.5 too): 10 + 1 -
+    # 1 - credit left, ending at 12 - credit; a credit beyond what is left
+    # ends it at once.
+    plan = {
+        0.0: Decision(starts=((0, ((0, 1),)),)),
+        1.0: Decision(preempt=(0,)),
+        2.0: Decision(starts=((0, ((0, 1),)),), credit=((0, credit),) if credit else ()),
+    }
+    out = run([job(0, 0.0, 1, 10.0)], Script(plan), gpus=1, params=EngineParams(start_overhead=0.5))
+    assert by_id(out)["0"] == (0.0, end, 1)
+
+
+@pytest.mark.parametrize(
+    ("credit", "match"), [(((1, 1.0),), "credit: not started"), (((0, -1.0),), "not >= 0")]
+)
+def test_a_bad_credit_is_refused(credit: tuple[tuple[int, float], ...], match: str) -> None:
+    plan = {0.0: Decision(starts=((0, ((0, 1),)),), credit=credit)}
+    with pytest.raises(PolicyError, match=match):
+        run([job(0, 0.0, 1, 1.0), job(1, 0.0, 1, 1.0)], Script(plan), gpus=4)
 
 
 def test_a_free_start_that_starts_nothing_is_refused() -> None:

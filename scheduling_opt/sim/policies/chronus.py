@@ -175,6 +175,7 @@ class Chronus:
         queue: str = "chronus",
         force_short: bool = False,
         fill_overhead: bool = True,
+        fill_credit: bool = False,
         cache_layout: str = "selected",
         search_rows: int | None = None,
         cbc_nodes: int | None = None,
@@ -203,6 +204,8 @@ class Chronus:
             isinstance(cbc_nodes, bool) or not isinstance(cbc_nodes, int) or cbc_nodes < 1
         ):
             raise ValueError(f"cbc_nodes must be an int >= 1 or None, got {cbc_nodes!r}")
+        if not isinstance(fill_credit, bool):
+            raise ValueError(f"fill_credit must be True or False, got {fill_credit!r}")
         if not isinstance(artifact_stops, bool):
             raise ValueError(f"artifact_stops must be True or False, got {artifact_stops!r}")
         if selection == "artifact-mip":
@@ -233,6 +236,7 @@ class Chronus:
         self.queue = queue
         self.force_short = force_short
         self.fill_overhead = fill_overhead
+        self.fill_credit = fill_credit
         self.cache_layout = cache_layout
         self.search_rows = search_rows
         self.cbc_nodes = cbc_nodes
@@ -1039,6 +1043,7 @@ class Chronus:
             pending.update((st.index, st) for st in arrived if st.index in view.pending)
             self._pending_pass(plan, now, pending, running, preempt, starts)
         free: tuple[int, ...] = ()
+        credit: tuple[tuple[int, float], ...] = ()
         if minute % 2 == 1:
             order = sorted(
                 pending.items(),
@@ -1051,12 +1056,17 @@ class Chronus:
             if not self.fill_overhead:
                 # filling_jobs (1137-1155) counts no resume: these starts owe no overhead.
                 free = tuple(i for i, _ in starts[before:])
+            since = minute - PASS_STEP * math.floor(minute / PASS_STEP)
+            if self.fill_credit and since > 0:
+                # Progress counts from the last pass, which updated every waiting job.
+                credit = tuple((i, float(since)) for i, _ in starts[before:])
         waiting = bool(pending or running or starts or self.arriving)
         return Decision(
             preempt=tuple(preempt),
             starts=tuple(starts),
             wake_at=minute + 1 if waiting else None,
             free_starts=free,
+            credit=credit,
         )
 
     def _check_overrun(self, running: Mapping[int, JobView], now: float, boundary: bool) -> None:
