@@ -151,7 +151,7 @@ def _chronus(mode: str, **fixed: Any) -> Factory:
             "queue",
             "force_short",
             "fill_overhead",
-            "fill_credit",
+            "start_credit",
             "cache_layout",
             "search_rows",
             "cbc_nodes",

@@ -17,8 +17,8 @@ sets all of them at once. Lines are in the artifact's
   (1 + log2 g) minutes of work (lines 35-36, 398-402, 1005-1011), but
   the odd-minute fill's (``chronus``'s ``fill_overhead=False`` names them
   in ``Decision.free_starts``: the fill counts no resume, 1137-1155), and
-  the fill's starts are credited the minutes since the last 5-minute pass
-  (``fill_credit=True``, ``Decision.credit``);
+  the fill's and the term selection's starts are credited the minutes
+  since the last 5-minute pass (``start_credit=True``, ``Decision.credit``);
 - ``arrival_step=5``: arrivals are taken every 5 minutes (1192-1193);
 - ``round_length=1``: time advances a minute at a time (1158-1211).
 """

@@ -230,11 +230,11 @@ def test_the_odd_minute_fill_owes_no_start_overhead(
 
 
 @pytest.mark.parametrize(
-    ("fill_credit", "b1", "b2"),
+    ("start_credit", "b1", "b2"),
     [(True, (9.0, 105.0), (105.0, 117.0)), (False, (9.0, 109.0), (109.0, 119.0))],
 )
 def test_the_odd_minute_fill_counts_progress_from_the_last_pass(
-    fill_credit: bool, b1: tuple[float, float], b2: tuple[float, float]
+    start_credit: bool, b1: tuple[float, float], b2: tuple[float, float]
 ) -> None:
     # As above (fill starts owe no overhead). The pass of 5 updated b1 while it
     # waited; the fill of 9 starts it without updating it, so its progress
@@ -242,9 +242,41 @@ def test_the_odd_minute_fill_counts_progress_from_the_last_pass(
     # At 105, a pass minute, the pass starts b2 with the overhead: 105 + 10 + 2
     # = 117. Without the credit: b1 9-109, b2 in the fill of 109 (free): 119.
     jobs = [SimJob("x", 0.0, 8, 6.0), SimJob("b1", 1.0, 8, 100.0), SimJob("b2", 1.0, 8, 10.0)]
-    policy = _artifact(fill_overhead=False, fill_credit=fill_credit)
+    policy = _artifact(fill_overhead=False, start_credit=start_credit)
     got = _run(jobs, policy, start_overhead=0.5)
     assert (got["b1"][:2], got["b2"][:2]) == (b1, b2)
+
+
+@pytest.mark.parametrize(
+    ("start_credit", "g_end", "y_end"), [(True, 57.0, 147.0), (False, 62.0, 153.0)]
+)
+def test_a_job_the_selection_starts_counts_progress_from_the_last_pass(
+    start_credit: bool, g_end: float, y_end: float
+) -> None:
+    # 8-GPU jobs owe 2 minutes a start (0.5 x (1 + 3)); fill starts owe none.
+    # y (best effort, 100 min) starts in the pass of 0. G (SLO, 40 min, due 201)
+    # arrives at 1 and is admitted at 5 (estimate 40 x 1.1 x 1.1 = 48: three
+    # terms from 20 before its window of 9); it waits while y runs. At 20 the
+    # selection (no job refused: term 0 maximized) starts G and releases y.
+    # The selection sets no progress time, so G counts from the pass of 15:
+    # 40 + 2 - 5 = 37 more minutes, 20-57 (kept at 40: selected again). y then
+    # restarts in the fill of 57 (free; credited 2 minutes since the pass of
+    # 55) and at each boundary's pass from 60 to 140 (5 restarts): work
+    # 100 + 6 x 2 = 112, of which 20 by 20 and 5 by 60 (3 run + 2 credited),
+    # so it ends at 60 + 87 = 147. Without the credit G runs 20-62, y restarts
+    # in the fill of 63 (free) and at 80-140 (4): 100 + 5 x 2 = 110, of which
+    # 20 by 20 and 17 by 80: ends at 80 + 73 = 153.
+    g = SimJob("G", 1.0, 8, 40.0, deadlines=((201.0, 100.0),), job_type="strict")
+    policy = _artifact(
+        term_release="all",
+        start_credit=start_credit,
+        fill_overhead=False,
+        admission_check="batch",
+        estimate="artifact",
+    )
+    got = _run([SimJob("y", 0.0, 8, 100.0), g], policy, start_overhead=0.5)
+    assert got["G"][:2] == (20.0, g_end)
+    assert got["y"][1] == y_end
 
 
 def test_the_pass_serves_the_earlier_submission_first_among_equals() -> None:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from scheduling_opt.lease import LeaseInput
 from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.sim import SimJob
+from scheduling_opt.sim.policies import chronus as chronus_module
 from scheduling_opt.sim.policies import chronus_cbc, chronus_mip
 from scheduling_opt.sim.policies.chronus import Chronus
 from scheduling_opt.sim.policies.chronus_cbc import Row, Selection
@@ -286,11 +287,69 @@ def test_a_frozen_job_keeps_its_reservation_and_the_rest_fit_around_it(
     assert policy.counts["frozen"] == 1
 
 
+def _lists_view(
+    search_rows: int | None,
+) -> tuple[Chronus, SimpleNamespace, LeaseInput]:
+    # A boundary at minute 0: five guaranteed 1-GPU jobs on 8 GPUs, one row
+    # each (20 minutes of work, due 100: window 5). Pending: index 0 ("30",
+    # emergence -50, submitted at 2), 3 ("40", -80, at 0), 4 ("5", -50, at 1).
+    # Running: index 1 ("10", started 8th), 2 ("20", started 4th).
+    specs = {0: ("30", 2.0, False), 1: ("10", 0.0, True), 2: ("20", 0.0, True)}
+    specs |= {3: ("40", 0.0, False), 4: ("5", 1.0, False)}
+    pending, running, jobs = {}, {}, []
+    for index, (tid, submit, runs) in specs.items():
+        job = SimJob(tid, submit, 1, 20.0, deadlines=((100.0, 100.0),), job_type="strict")
+        st = SimpleNamespace(index=index, job=job, remaining=lambda now: 20.0)
+        (running if runs else pending)[index] = st
+        jobs.append(Job(str(index), 1, 1, 20.0, deadlines=(RewardStep(100.0, 100.0),)))
+    view = SimpleNamespace(now=0.0, pending=pending, running=running, capacity=(8,))
+    policy = Chronus(
+        mode="greedy",
+        selection="artifact-cbc",
+        search_rows=search_rows,
+        admission_check="batch",
+        queue="artifact",
+    )
+    policy.guaranteed = set(specs)
+    policy.emergence = {0: -50.0, 3: -80.0, 4: -50.0}
+    policy.start_seq = {1: 7, 2: 3}
+    return policy, view, LeaseInput(jobs, 8, 20.0, require_all=True)
+
+
+@pytest.mark.parametrize(
+    ("search_rows", "order"),
+    [(None, ["40", "5", "30", "20", "10"]), (4, ["5", "10", "20", "30", "40"])],
+)
+def test_an_uncapped_milp_takes_the_artifacts_list_order(
+    monkeypatch: pytest.MonkeyPatch, search_rows: int | None, order: list[str]
+) -> None:
+    # abstract_lease_list reads pending_jobs + running_jobs after the release.
+    # The pending list, last sorted by the fill (emergence ascending) over the
+    # pass's order (earlier submission first): "40" (-80), "5" (-50, at 1),
+    # "30" (-50, at 2); then the running list in start order: "20", "10".
+    # Over the cap (5 rows > 4) the rows are sorted by id instead: 5, 10, ...
+    # No job holds a reservation, so none is frozen. All five fit term 0 and
+    # the objective maximizes it, so all start, in row order.
+    policy, view, inp = _lists_view(search_rows)
+    seen: list[list[str]] = []
+    real = chronus_module.select_rows
+
+    def spy(rows: list[Row], free: list[int], **options: object) -> Selection | None:
+        seen.append([view_ids[row.job] for row in rows])
+        return real(rows, free, **options)  # type: ignore[arg-type]
+
+    view_ids = {str(i): st.job.id for i, st in {**view.pending, **view.running}.items()}
+    monkeypatch.setattr(chronus_module, "select_rows", spy)
+    assert policy._select_cbc(view, inp)  # type: ignore[arg-type]
+    assert seen == [order]
+    assert [view_ids[str(i)] for i in policy.select_order] == order
+
+
 def test_artifact_cbc_and_cbc_nodes_are_checked() -> None:
     with pytest.raises(ValueError, match="selection"):
         Chronus(selection="cbc")
-    with pytest.raises(ValueError, match="fill_credit"):
-        Chronus(fill_credit=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="start_credit"):
+        Chronus(start_credit=1)  # type: ignore[arg-type]
     for flag in (1, "yes", None):
         with pytest.raises(ValueError, match="artifact_stops"):
             Chronus(selection="artifact-mip", artifact_stops=flag)  # type: ignore[arg-type]

@@ -175,7 +175,7 @@ class Chronus:
         queue: str = "chronus",
         force_short: bool = False,
         fill_overhead: bool = True,
-        fill_credit: bool = False,
+        start_credit: bool = False,
         cache_layout: str = "selected",
         search_rows: int | None = None,
         cbc_nodes: int | None = None,
@@ -204,8 +204,8 @@ class Chronus:
             isinstance(cbc_nodes, bool) or not isinstance(cbc_nodes, int) or cbc_nodes < 1
         ):
             raise ValueError(f"cbc_nodes must be an int >= 1 or None, got {cbc_nodes!r}")
-        if not isinstance(fill_credit, bool):
-            raise ValueError(f"fill_credit must be True or False, got {fill_credit!r}")
+        if not isinstance(start_credit, bool):
+            raise ValueError(f"start_credit must be True or False, got {start_credit!r}")
         if not isinstance(artifact_stops, bool):
             raise ValueError(f"artifact_stops must be True or False, got {artifact_stops!r}")
         if selection == "artifact-mip":
@@ -236,7 +236,7 @@ class Chronus:
         self.queue = queue
         self.force_short = force_short
         self.fill_overhead = fill_overhead
-        self.fill_credit = fill_credit
+        self.start_credit = start_credit
         self.cache_layout = cache_layout
         self.search_rows = search_rows
         self.cbc_nodes = cbc_nodes
@@ -244,6 +244,14 @@ class Chronus:
         # admission_check="batch": each guaranteed job's reserved terms (absolute
         # term indices) from the last selection, the artifact's cache_solution.
         self.cache: dict[int, list[int]] = {}
+        # The artifact's lists (queue="artifact"): each running job's place in
+        # its running list (start order), the reward step its cache was laid
+        # for (cache_expect_vid) and the order the last selection starts
+        # its jobs in (should_run_jobs); they order the MILP's rows.
+        self.start_seq: dict[int, int] = {}
+        self.cache_step: dict[int, int] = {}
+        self.select_order: list[int] = []
+        self.start_count = 0
         # The lease charges Eq. (6)'s round-up under Chronus placement, the
         # artifact's bins under its estimate (the job's GPUs are then binned).
         self.lease_round_up = self.round_up and estimate == "oracle"
@@ -547,6 +555,7 @@ class Chronus:
 
     def _select(self, view: View) -> None:
         now = view.now
+        self.select_order = []
         jobs = []
         for st in sorted((*view.pending.values(), *view.running.values()), key=lambda s: s.index):
             if not st.job.slo or (self.admission and st.index not in self.guaranteed):
@@ -685,13 +694,19 @@ class Chronus:
             tid = states[j].job.id
             return (0, int(tid), "") if tid.isdigit() else (1, 0, tid)
 
+        def windows_of(st: JobView) -> list[int]:
+            return [math.floor(t / length) - term for t, _ in st.job.deadlines]
+
+        capped = self.search_rows is not None and (
+            sum(len(st.job.deadlines) for st in states.values()) > self.search_rows
+        )
         rows: list[Row] = []
         width = 1
         held: dict[str, tuple[int, ...]] = {}
-        for j in sorted(states, key=order):
+        for j in sorted(states, key=order) if capped else self._list_order(view, states):
             st = states[j]
             need = math.ceil(self._remaining(st, now) / length)
-            windows = [math.floor(t / length) - term for t, _ in st.job.deadlines]
+            windows = windows_of(st)
             width = max(width, *windows)
             if j in frozen:
                 # Its reservation, less the earliest terms as its need shrank (421-434).
@@ -729,6 +744,22 @@ class Chronus:
         self.proven += sel.optimal
         self.rewards.append((sel.objective, sel.objective if sel.optimal else math.nan))
         kept = {**sel.terms, **held}
+        self.cache_step.update((int(j), step) for j, step in sel.steps.items())
+        # should_run_jobs (906-911): the MILP's jobs in row order, then the
+        # frozen ones in the order the cap visited them (most GPUs, latest
+        # window of the cached step, id).
+        in_block = list(dict.fromkeys(row.job for row in rows))
+        out_block = sorted(
+            held,
+            key=lambda j: (
+                -bins(states[j].job.gpus),
+                -windows_of(states[j])[
+                    min(self.cache_step.get(int(j), 0), len(states[j].job.deadlines) - 1)
+                ],
+                order(j),
+            ),
+        )
+        self.select_order = [int(j) for j in (*in_block, *out_block) if 0 in kept.get(j, ())]
         self.last = LeaseDecision(
             {j: sel.steps.get(j) for j in states if j not in held} | dict.fromkeys(held, None),
             kept,
@@ -739,6 +770,29 @@ class Chronus:
         if self.admission:
             self._set_load(kept, inp.jobs, now)
         return True
+
+    def _list_order(self, view: View, states: Mapping[str, JobView]) -> list[str]:
+        """The lease jobs in the order of the artifact's lists at a term boundary.
+
+        ``abstract_lease_list`` (620-665) reads ``pending_jobs +
+        running_jobs`` after the release (789-810) appended the running jobs
+        to the pending ones, and an uncapped MILP keeps that order (only a
+        capped one is sorted by id, 867-877); CBC's layout of equal-value
+        terms follows the row order. The pending list was last sorted by
+        the odd-minute fill (class, then emergence, ascending, 1141),
+        stable over the 5-minute pass's order (``best_func`` descending:
+        the earlier submission first; the index stands for the older
+        order); the running list is in start order (:attr:`start_seq`).
+        O(n log n).
+        """
+
+        def key(j: str) -> tuple[int, float, float, int]:
+            st = states[j]
+            if st.index in view.running:
+                return (1, float(self.start_seq.get(st.index, -1)), 0.0, st.index)
+            return (0, self.emergence.get(st.index, 0.0), st.job.submit, st.index)
+
+        return sorted(states, key=key)
 
     def _minimize_first(self, view: View) -> bool:
         """Whether the artifact's selection minimizes the first term's GPUs (lines 769-772).
@@ -1010,6 +1064,7 @@ class Chronus:
         pending = {i: st for i, st in view.pending.items() if i not in unseen}
         running: dict[int, JobView] = dict(view.running)
         boundary = abs(minute / length - round(minute / length)) < 1e-9
+        credit: list[tuple[int, float]] = []
         if boundary or minute % PASS_STEP == 0:
             self._check_overrun(running, now, boundary)
         if boundary:
@@ -1026,7 +1081,12 @@ class Chronus:
                 preempt.append(i)
                 plan.give(st.placement)
                 pending[i] = st
-            for i in sorted(self.selected):
+            # A selected job that waited since the last pass (the pass of this
+            # minute runs after the selection) counts its progress from that
+            # pass: flush_lease_jobs (985-1000) sets no last_check_time.
+            since = minute - PASS_STEP * math.floor((minute - 1) / PASS_STEP)
+            first = [i for i in self.select_order if i in self.selected]
+            for i in first + sorted(self.selected.difference(first)):
                 waiting_job = pending.get(i)
                 if waiting_job is None:
                     continue
@@ -1035,6 +1095,8 @@ class Chronus:
                     plan.take(placement)
                     starts.append((i, placement))
                     del pending[i]
+                    if self.start_credit and minute >= PASS_STEP and i not in release:
+                        credit.append((i, float(since)))
         if minute % PASS_STEP == 0:
             arrived, self.arriving = self.arriving, []
             if self.admission and arrived:
@@ -1043,7 +1105,6 @@ class Chronus:
             pending.update((st.index, st) for st in arrived if st.index in view.pending)
             self._pending_pass(plan, now, pending, running, preempt, starts)
         free: tuple[int, ...] = ()
-        credit: tuple[tuple[int, float], ...] = ()
         if minute % 2 == 1:
             order = sorted(
                 pending.items(),
@@ -1057,16 +1118,20 @@ class Chronus:
                 # filling_jobs (1137-1155) counts no resume: these starts owe no overhead.
                 free = tuple(i for i, _ in starts[before:])
             since = minute - PASS_STEP * math.floor(minute / PASS_STEP)
-            if self.fill_credit and since > 0:
+            if self.start_credit and since > 0:
                 # Progress counts from the last pass, which updated every waiting job.
-                credit = tuple((i, float(since)) for i, _ in starts[before:])
+                credit.extend((i, float(since)) for i, _ in starts[before:])
+        for i, _ in starts:
+            # Appended to the artifact's running list in this order.
+            self.start_seq[i] = self.start_count
+            self.start_count += 1
         waiting = bool(pending or running or starts or self.arriving)
         return Decision(
             preempt=tuple(preempt),
             starts=tuple(starts),
             wake_at=minute + 1 if waiting else None,
             free_starts=free,
-            credit=credit,
+            credit=tuple(credit),
         )
 
     def _check_overrun(self, running: Mapping[int, JobView], now: float, boundary: bool) -> None:

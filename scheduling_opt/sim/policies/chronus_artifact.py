@@ -91,13 +91,17 @@ code: each is a rule read from it and written again.
   no resume, and the overhead is the resume count times 0.5 x
   (1 + log2 g) (398-402); the pass and the terms count one per start
   (595-601, 1005-1011).
-- ``fill_credit=True``: a job the odd-minute fill starts is credited the
-  minutes since the last 5-minute pass (``Decision.credit``): the fill sets
-  no ``last_check_time`` (1137-1155, unlike the pass, 368 and 378), so the
-  next progress update (325-333) counts from the pass that last updated the
-  waiting job (446-453: every pending job, every 5 minutes), 1 to 4
-  minutes it did not run (e.g. job 16192 of P_MIX2: pass at 155, fill
-  start at 157, ends at 197.5 with the 2 minutes, 199.5 without).
+- ``start_credit=True``: a job started outside the 5-minute pass is
+  credited the minutes since the last pass (``Decision.credit``). The
+  odd-minute fill (1137-1155) and the term's selection (985-1000) set no
+  ``last_check_time`` (unlike the pass, 368 and 378), so the next progress
+  update (325-333) counts from the pass that last updated the waiting job
+  (446-453: every pending job, every 5 minutes): 1 to 4 minutes for a fill
+  start (e.g. job 16192 of P_MIX2: pass at 155, fill start at 157, ends at
+  197.5 with the 2 minutes, 199.5 without), 5 for a waiting job the
+  selection starts at a boundary (the pass of that minute runs after the
+  selection; e.g. job 10868: waiting from 135, selected at 140, progress
+  25 at 160).
 - ``placement="pool"``: a job starts whenever enough GPUs are free anywhere
   (the artifact's placement splits a job over any servers,
   ``alg/placement/greedy.py`` 78-170, and the progress model ignores the
@@ -148,7 +152,7 @@ ARTIFACT_POLICY: dict[str, object] = {
     "queue": "artifact",
     "force_short": True,
     "fill_overhead": False,
-    "fill_credit": True,
+    "start_credit": True,
     "cache_layout": "late",
     "max_terms": None,
 }
