@@ -21,6 +21,15 @@ sets all of them at once. Lines are in the artifact's
   since the last 5-minute pass (``start_credit=True``, ``Decision.credit``);
 - ``arrival_step=5``: arrivals are taken every 5 minutes (1192-1193);
 - ``round_length=1``: time advances a minute at a time (1158-1211).
+
+``artifact-mip`` is ``artifact`` with the artifact's selection MILP as its
+code runs it: at most ``MAX_SEARCH_JOB`` rows (400 for 20-minute terms,
+the jobs beyond frozen on their reservations: ``search_rows``), built and
+solved by python-mip's CBC, the artifact's solver build
+(``selection="artifact-mip"``; the optional extra ``parity``). It is the
+semantics that reproduces the artifact job by job (docs/reproduction.md);
+``artifact`` needs no extra and solves the selection with the library's
+own MILP.
 """
 
 from __future__ import annotations
@@ -29,7 +38,8 @@ from dataclasses import replace
 from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.policies.chronus_artifact import ARTIFACT_POLICY
+from scheduling_opt.sim.policies.chronus_artifact import ARTIFACT_POLICY, search_rows
+from scheduling_opt.sim.policies.chronus_mip import require_mip
 from scheduling_opt.sim.sweep import RunConfig
 
 __all__ = ["ARTIFACT_ENGINE", "SEMANTICS", "with_semantics"]
@@ -42,7 +52,7 @@ ARTIFACT_ENGINE: dict[str, Any] = {
     "round_length": 1.0,
 }
 #: The known semantics.
-SEMANTICS = ("default", "artifact")
+SEMANTICS = ("default", "artifact", "artifact-mip")
 
 
 def with_semantics(config: RunConfig, semantics: str) -> RunConfig:
@@ -51,7 +61,11 @@ def with_semantics(config: RunConfig, semantics: str) -> RunConfig:
     ``artifact`` sets the engine options above and, for a ``chronus*``
     policy, the policy options of
     :data:`~scheduling_opt.sim.policies.chronus_artifact.ARTIFACT_POLICY`;
-    parameters the configuration already names win over the preset's.
+    ``artifact-mip`` also the artifact's row cap for the policy's
+    ``lease_length`` and ``selection="artifact-mip"`` (an
+    :class:`~scheduling_opt.errors.InvalidInstanceError` naming the
+    ``parity`` extra when python-mip is missing); parameters the
+    configuration already names win over the preset's.
 
     Examples
     --------
@@ -63,11 +77,21 @@ def with_semantics(config: RunConfig, semantics: str) -> RunConfig:
     """
     if semantics == "default":
         return config
-    if semantics != "artifact":
+    if semantics not in SEMANTICS:
         raise InvalidInstanceError(
             "--semantics", f"must be one of {', '.join(SEMANTICS)}, got {semantics!r}"
         )
     params = dict(config.policy_params)
     if config.policy.startswith("chronus"):
-        params = {**ARTIFACT_POLICY, **params}
+        preset = dict(ARTIFACT_POLICY)
+        if semantics == "artifact-mip":
+            try:
+                require_mip()
+            except ImportError as e:
+                raise InvalidInstanceError("--semantics", f"'artifact-mip': {e}") from None
+            length = params.get("lease_length", 20.0)
+            if isinstance(length, (int, float)) and not isinstance(length, bool):
+                preset["search_rows"] = search_rows(float(length))
+            preset["selection"] = "artifact-mip"
+        params = {**preset, **params}
     return replace(config, **ARTIFACT_ENGINE, policy_params=tuple(sorted(params.items())))

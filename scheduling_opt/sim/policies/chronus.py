@@ -88,6 +88,7 @@ from scheduling_opt.sim.policies.chronus_artifact import (
     pass_key,
     pool_place,
     relaxed_window,
+    victim_key,
 )
 from scheduling_opt.sim.policies.chronus_cbc import Row
 from scheduling_opt.sim.policies.chronus_cbc import select as select_rows
@@ -1109,7 +1110,11 @@ class Chronus:
             order = sorted(
                 pending.items(),
                 key=lambda it: fill_key(
-                    self._cls(*it), self.emergence.get(it[0], 0.0), it[1].job.submit, it[0]
+                    self._cls(*it),
+                    self.emergence.get(it[0], 0.0),
+                    it[0] in self.overran,
+                    it[1].job.submit,
+                    it[0],
                 ),
             )
             before = len(starts)
@@ -1203,7 +1208,15 @@ class Chronus:
             for i, st in victims:
                 self._demote(i, st, now)
                 self.emergence[i] = self._emergence(i, st, now)
-            victims.sort(key=lambda it: self._pass_key(*it), reverse=True)
+            victims.sort(
+                key=lambda it: victim_key(
+                    it[0] in self.overran,
+                    self._cls(*it),
+                    self.emergence.get(it[0], 0.0),
+                    it[1].job.submit,
+                    self.start_seq.get(it[0], -1),
+                )
+            )
             for i, st in victims:
                 if need <= plan.total_free:
                     break

@@ -133,6 +133,8 @@ __all__ = [
     "pass_key",
     "pool_place",
     "relaxed_window",
+    "search_rows",
+    "victim_key",
 ]
 
 #: The artifact's queue classes (``queue_priority``, lines 24-27).
@@ -156,6 +158,25 @@ ARTIFACT_POLICY: dict[str, object] = {
     "cache_layout": "late",
     "max_terms": None,
 }
+#: The rows of the artifact's selection MILP per hour of lease term
+#: (``MAX_SEARCH_JOB`` = 1,200 x T_l / 60, lines 11 and 146-147).
+SEARCH_ROWS_PER_HOUR = 1200
+
+
+def search_rows(lease_length: float) -> int:
+    """The artifact's cap on its selection MILP's rows for terms of ``lease_length`` minutes.
+
+    ``MAX_SEARCH_JOB = MAX_SEARCH_JOB * lease_term_interval // 60`` (lines
+    146-147), integer division as there.
+
+    Examples
+    --------
+    >>> search_rows(20.0), search_rows(60.0), search_rows(10.0)
+    (400, 1200, 200)
+    """
+    return int(SEARCH_ROWS_PER_HOUR * lease_length // 60)
+
+
 #: One job in the artifact's admission packing: (GPUs charged, terms needed,
 #: window: the terms from the next one that end by its deadline).
 Entry = tuple[int, int, int]
@@ -201,6 +222,10 @@ def pass_key(
     class, the larger ``emergence`` (minus remaining estimate x GPUs, or
     minus slack x GPUs) first, then the earlier submission (``best_func``'s
     last term is minus the submit time, sorted descending: lines 46-49).
+    Python's sort is stable and the pass first sorts by class, emergence
+    and submission, descending (587), so among jobs equal so far a
+    best-effort job goes before an unguaranteed one; then the older list
+    order, here the index (the trace's, its arrival order in a minute).
 
     Examples
     --------
@@ -209,13 +234,56 @@ def pass_key(
 
     >>> sorted([pass_key(False, BEST_EFFORT, -10.0, s, k) for k, s in ((0, 7.0), (1, 3.0))])[0][-1]
     1
+
+    Equal but for the class: the best-effort job first.
+
+    >>> sorted([pass_key(False, c, -10.0, 3.0, k) for k, c in ((0, UNACCEPTED), (1, BEST_EFFORT))])[0][-1]
+    1
     """
-    return (-float(overran), -float(min(cls, UNACCEPTED)), -emergence, submit, index)
+    return (
+        -float(overran),
+        -float(min(cls, UNACCEPTED)),
+        -emergence,
+        submit,
+        -float(cls),
+        index,
+    )
 
 
-def fill_key(cls: int, emergence: float, submit: float, index: int) -> tuple[float, ...]:
-    """Ascending sort key of the odd-minute fill: the lowest class first, smallest emergence first."""
-    return (float(cls), emergence, submit, index)
+def victim_key(
+    overran: bool, cls: int, emergence: float, submit: float, seq: int
+) -> tuple[float, ...]:
+    """Ascending sort key of the pass's preemption victims (``best_func`` ascending, 544).
+
+    The reverse of :func:`pass_key`'s first four terms: the lowest class,
+    the smallest emergence, the latest submission first. The victims are
+    the running list's opportunistic jobs sorted once, so ties keep the
+    running list's order: ``seq``, the start order.
+
+    Examples
+    --------
+    >>> sorted([victim_key(False, BEST_EFFORT, -10.0, 3.0, k) for k in (5, 2)])[0][-1]
+    2
+    """
+    return (float(overran), float(min(cls, UNACCEPTED)), emergence, -submit, seq)
+
+
+def fill_key(
+    cls: int, emergence: float, overran: bool, submit: float, index: int
+) -> tuple[float, ...]:
+    """Ascending sort key of the odd-minute fill: the lowest class first, smallest emergence first.
+
+    The fill sorts the pending list by class and emergence (1141); the
+    sort is stable over the last pass's order (:func:`pass_key`), so among
+    equals a job that overran its estimate goes first, then the earlier
+    submission, then the index.
+
+    Examples
+    --------
+    >>> sorted([fill_key(UNACCEPTED, -5.0, o, 3.0, k) for k, o in ((0, False), (1, True))])[0][-1]
+    1
+    """
+    return (float(cls), emergence, -float(overran), submit, index)
 
 
 def pool_place(plan: FreeMap, gpus: int) -> Placement | None:
