@@ -94,7 +94,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--semantics",
         choices=SEMANTICS,
         default="default",
-        help="'artifact': the Chronus authors' simulator's rules (docs/simulation.md)",
+        help="'artifact': the Chronus authors' simulator's rules; 'artifact-mip': also its "
+        "selection MILP as it runs it (needs the 'parity' extra; docs/simulation.md)",
     )
     parser.add_argument("--timeline-step", type=float, default=60.0, help="timeline sampling")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
