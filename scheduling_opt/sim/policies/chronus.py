@@ -97,6 +97,7 @@ from scheduling_opt.sim.policies.chronus_mip import select as select_rows_mip
 from scheduling_opt.sim.policies.chronus_placement import Placer
 from scheduling_opt.sim.policy import Decision, JobView, View
 from scheduling_opt.sim.speed import bundled_table
+from scheduling_opt.sim.workload import REWARD_SCALE
 from scheduling_opt.solution import Solution, Status
 
 _MODES = {"budget": "chronus", "greedy": "chronus-greedy", "exact": "chronus-exact"}
@@ -715,7 +716,10 @@ class Chronus:
                 held[j] = tuple(cached[len(cached) - min(len(cached), need) :])
                 continue
             rows.extend(
-                Row(j, bins(st.job.gpus), need, w, float(v), vid)
+                # The artifact's value list (10-8-5-2): the trace's values, which
+                # our loader scales by REWARD_SCALE. The scale weighs the values
+                # against the term-0 term, so it moves CBC's layout.
+                Row(j, bins(st.job.gpus), need, w, float(v) / REWARD_SCALE, vid)
                 for vid, (w, (_, v)) in enumerate(zip(windows, st.job.deadlines, strict=True))
             )
         if not rows:
