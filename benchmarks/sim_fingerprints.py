@@ -42,7 +42,10 @@ sys.path.insert(0, str(ROOT))
 from scheduling_opt.reproduce.papers import PAPERS  # noqa: E402
 from scheduling_opt.reproduce.workloads import ElasticRule, PaperWorkload  # noqa: E402
 from scheduling_opt.sim.engine import RunOutput  # noqa: E402
-from scheduling_opt.sim.registry import BASELINES  # noqa: E402
+from scheduling_opt.sim.registry import policy_names  # noqa: E402
+
+BASELINES = policy_names("baselines")
+from scheduling_opt.sim.semantics import with_semantics  # noqa: E402
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_config  # noqa: E402
 from scheduling_opt.sim.synthetic import SyntheticSpec  # noqa: E402
 
@@ -104,6 +107,11 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
         out[f"{p}/syn300-el-8x8"] = RunConfig(p, elastic, servers=8, gpus_per_server=8)
     for p in ("chronus", "chronus-greedy", "chronus-best-fit"):
         out[f"{p}/syn300-8x8"] = RunConfig(p, small, servers=8, gpus_per_server=8)
+    # The artifact's semantics: the start terms, the arrival step, the minute
+    # clock and the artifact's admission, queue keys and row order.
+    out["chronus/syn200-16x8-artifact"] = with_semantics(
+        RunConfig("chronus", _synthetic(200), servers=16, gpus_per_server=8), "artifact"
+    )
     # ones-exact (full mode only) runs here on ONES' quick workload: since issue
     # 25 its CP-SAT step stops at a work budget, not the clock, so it is
     # reproducible byte for byte (before, its 1-s limit per call left it out).
@@ -128,6 +136,7 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
         for c in PAPERS["edl"].configs(quick=True):
             out[f"{c.policy}/edl-quick"] = c
         out["chronus/excerpt-120x8"] = RunConfig("chronus")
+        out["chronus/excerpt-120x8-artifact"] = with_semantics(RunConfig("chronus"), "artifact")
     return out
 
 

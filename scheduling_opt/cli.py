@@ -2,7 +2,7 @@
 
 Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`;
 ``bench`` and ``simulate`` take their options from their own packages
-(:mod:`scheduling_opt.bench.command`, :mod:`scheduling_opt.sim.command`). The
+(:mod:`scheduling_opt.bench.command`, :mod:`scheduling_opt.sim.cli.simulate`). The
 CLI dispatches through :mod:`scheduling_opt.registry` only; it knows no
 problem.
 
@@ -99,13 +99,18 @@ def _build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run every method against the exact baselines")
     add_bench_arguments(bench)
 
-    from scheduling_opt.sim import command as sim_command
+    from scheduling_opt.sim.cli import policies as policies_command
+    from scheduling_opt.sim.cli import simulate as sim_command
 
     simulate = sub.add_parser(
         "simulate",
         help="run scheduling policies on a trace (default: the bundled excerpt, every baseline)",
     )
     sim_command.add_arguments(simulate)
+    policies = sub.add_parser(
+        "policies", help="list the simulator's policies, or one policy's parameters"
+    )
+    policies_command.add_arguments(policies)
 
     from scheduling_opt.reproduce import command as reproduce_command
 
@@ -236,9 +241,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return run_bench_command(args)
     if args.command == "simulate":
-        from scheduling_opt.sim import command as sim_command
+        from scheduling_opt.sim.cli import simulate as sim_command
 
         return sim_command.run(args)
+    if args.command == "policies":
+        from scheduling_opt.sim.cli import policies as policies_command
+
+        return policies_command.run(args)
     if args.command == "reproduce":
         from scheduling_opt.reproduce import command as reproduce_command
 

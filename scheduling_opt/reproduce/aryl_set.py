@@ -30,7 +30,10 @@ from scheduling_opt.reproduce.workloads import ElasticRule
 
 #: The Basic scenario's elastic jobs (§7.1).
 ARYL_ELASTIC = ElasticRule(share=0.05, min_fraction=0.5, max_factor=2.0, serial=0.0)
-#: Training and inference servers for the full trace and for ``--quick``.
+#: Training and inference servers for the full trace and for ``--quick``: the
+#: training servers the offered load (1,128.46 GPUs) keeps 82% busy,
+#: round(1128.46 / (0.82 x 8)) = 172, and inference servers at the paper's
+#: 4,160 / 3,544 GPU ratio, round(172 x 4160 / 3544) = 202 (80 -> 94).
 FULL_SIZES = (172, 202)
 QUICK_SIZES = (80, 94)
 #: Aryl §7.5: 63 s per preemption or resize, in the trace's minutes.
@@ -171,7 +174,7 @@ DIFFERENCES = (
     "and 21% of the others (§2.1's 'up to 21%'), by a hash. Aryl's phase one is Algorithm "
     "2's SJF on durations predicted at submission (the median of the finished jobs of the "
     "same user and GPU count, else of the GPU count, else of all; "
-    "sim/policies/aryl_predict.py; the paper's profiler uses each job's history runs or a "
+    "sim/policies/aryl/predict.py; the paper's profiler uses each job's history runs or a "
     "per-iteration model, neither in the trace); `aryl-oracle` sorts by the trace's "
     "durations instead (an oracle) and `aryl-fifo` runs loaning and scaling in the "
     "Baseline's FIFO order, to separate what SJF buys from what loaning and scaling buy. "
@@ -184,25 +187,3 @@ DIFFERENCES = (
     "(`overall_usage`). Not modelled: heterogeneous training, the base/flexible server "
     "groups across scheduling calls, Pollux."
 )
-
-
-def training_servers(offered_gpus: float, utilization: float = 0.82, per_server: int = 8) -> int:
-    """Training servers that the offered load keeps ``utilization`` busy (nearest).
-
-    Examples
-    --------
-    >>> training_servers(1128.46)
-    172
-    """
-    return round(offered_gpus / (utilization * per_server))
-
-
-def inference_servers(training: int) -> int:
-    """Inference servers at the paper's 4,160 / 3,544 GPU ratio.
-
-    Examples
-    --------
-    >>> inference_servers(172), inference_servers(80)
-    (202, 94)
-    """
-    return round(training * 4160 / 3544)

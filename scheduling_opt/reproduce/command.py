@@ -26,8 +26,8 @@ from scheduling_opt.reproduce.papers import PAPERS, paper
 from scheduling_opt.reproduce.report import by_workload, claims_table, verdict_table, write_report
 from scheduling_opt.reproduce.workloads import MAX_DENSITY
 from scheduling_opt.sim import limits
-from scheduling_opt.sim.command import _progress
-from scheduling_opt.sim.options import as_options, output_folder
+from scheduling_opt.sim.cli.options import as_options, output_folder
+from scheduling_opt.sim.cli.progress import progress_bar
 from scheduling_opt.sim.sweep import RunConfig, RunResult, cached_results, run_sweep
 
 #: Seeds a reproduction may ask for (each is a run of every policy at every point).
@@ -195,8 +195,8 @@ def run(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 executor=args.executor,
                 cache_dir=out_dir / "cache",
-                progress=_progress(args.quiet),
-                job_progress=_progress(args.quiet, "job"),
+                progress=progress_bar(args.quiet),
+                job_progress=progress_bar(args.quiet, "job"),
             )
 
     results = sweep(configs)

@@ -25,8 +25,8 @@ from scheduling_opt.reproduce.workloads import (
     OnesWorkload,
     PaperWorkload,
 )
-from scheduling_opt.sim.policies.ones_jobs import OnesSpec
-from scheduling_opt.sim.preemptive import TIRESIAS_KNOB
+from scheduling_opt.sim.ones_workload import OnesSpec
+from scheduling_opt.sim.registry import policy_spec
 from scheduling_opt.sim.sweep import RunConfig
 from scheduling_opt.sim.synthetic import SyntheticSpec
 
@@ -290,7 +290,7 @@ class PaperSet:
     skip: float = 0.0
     #: The workloads' time unit (the report's header).
     unit: str = "minutes"
-    #: Aryl's inference servers (lent by the policy; RunConfig.inference_servers).
+    #: Aryl's inference servers (lent by the policy: its ``inference_servers`` parameter).
     inference_servers: int = 0
     #: ``(training, inference)`` servers of ``--quick`` (None: ``servers``, ``inference_servers``).
     quick_sizes: tuple[int, int] | None = None
@@ -398,10 +398,11 @@ class PaperSet:
                 servers=_scaled(servers, w.density, rule),
                 gpus_per_server=self.gpus_per_server,
                 seed=seed,
-                policy_params=p.params,
+                policy_params=_with_inference(
+                    p.policy, p.params, _scaled(inference, w.density, rule)
+                ),
                 restart_cost=self.restart_cost,
                 skip=self.skip,
-                inference_servers=_scaled(inference, w.density, rule),
                 label=p.label,
             )
             for w in workloads
@@ -409,6 +410,19 @@ class PaperSet:
             if wanted(p, w)
             for seed in range(self.seeds if seeds is None else seeds)
         ]
+
+
+#: Tiresias' starvation knob as the simulator's ``tiresias`` declares it (EDL's runs share it).
+_TIRESIAS_KNOB = policy_spec("tiresias").param("promote_knob").default  # type: ignore[union-attr]
+
+
+def _with_inference(
+    policy: str, params: tuple[tuple[str, Any], ...], servers: int
+) -> tuple[tuple[str, Any], ...]:
+    """``params`` with the inference servers of Aryl's set, for a policy that declares them."""
+    if not servers or policy_spec(policy).param("inference_servers") is None:
+        return params
+    return (*params, ("inference_servers", servers))
 
 
 def _scaled(servers: int, density: float, rule: DensityRule) -> int:
@@ -451,8 +465,8 @@ EDL = PaperSet(
     ),
     policies=(
         PolicyRun("tiresias", (("thresholds", _EDL_THRESHOLDS),)),
-        PolicyRun("edl-tiresias", (("promote_knob", TIRESIAS_KNOB),), everywhere=False),
-        PolicyRun("elastic-tiresias", (("promote_knob", TIRESIAS_KNOB),)),
+        PolicyRun("edl-tiresias", (("promote_knob", _TIRESIAS_KNOB),), everywhere=False),
+        PolicyRun("elastic-tiresias", (("promote_knob", _TIRESIAS_KNOB),)),
     ),
     claims=tuple(
         Claim(what, metric, "reduction", paper, base, "elastic-tiresias")
@@ -560,7 +574,7 @@ _ANTMAN_QUOTAS = (("quotas", (("vc0", 64),)),)
 #: Arrivals per minute that offer the 64 GPUs a load of 1 (density 1 of the sweep): 64 /
 #: 380 GPU-minutes, the mean GPU-time of a synthetic job (400,000 draws, standard error 2).
 ANTMAN_RATE = 64.0 / 380.0
-#: Gandiva's packing interference swept (sim/policies/gandiva.py): each packed job's
+#: Gandiva's packing interference swept (sim/policies/antman/gandiva.py): each packed job's
 #: slowdown; 0.809 is AntMan §5.1's one measured pair (ESPnet 20.1 -> 105.2 min).
 GANDIVA_SLOWDOWNS = (0.2, 0.5, round(1.0 - 20.1 / 105.2, 3))
 #: Full Gandiva differs only below 0.5 (above it, time slicing beats every pack).
@@ -611,10 +625,10 @@ ANTMAN = PaperSet(
         "rule) and judges the claims at every load; `--quick` runs 1.25, where every seed's "
         "YARN-CS queues. No profiled GPU utilization or memory: 10% of jobs keep their GPUs "
         "above M = 80% (AntMan Fig. 1), the rest at 50%; memory per model from the paper's "
-        "Fig. 11 and Table 1 numbers with Fig. 10's curves (sim/policies/antman.py). "
+        "Fig. 11 and Table 1 numbers with Fig. 10's curves (sim/policies/antman/policy.py). "
         "AntMan's interference on a shared GPU: the opportunistic job at 0.57, the guarantee "
         "job at 0.966 (§5.1). YARN-CS: tenant quotas, FIFO per tenant, B's jobs on idle GPUs, "
-        "no preemption. Gandiva (sim/policies/gandiva.py) ignores tenants. `gandiva-pack` is "
+        "no preemption. Gandiva (sim/policies/antman/gandiva.py) ignores tenants. `gandiva-pack` is "
         "the Gandiva AntMan ran (§5.2: greedy packing on the GPUs of lowest utilization with "
         "room in memory; no time slicing or migration); `gandiva` adds Gandiva's own time "
         "slicing, packing kept only when its measured throughput beats slicing, and "
@@ -688,7 +702,7 @@ ONES = PaperSet(
     differences=(
         "The jobs are simulated, not trained: Table 2's 50 workloads with throughput models "
         "in the library's analytic form, largest and submitted local batches and epochs to "
-        "converge that we chose (V100-like rates; sim/policies/ones_jobs.py), GPU counts from "
+        "converge that we chose (V100-like rates; sim/ones_workload.py), GPU counts from "
         "P_MIX2's 1/2/4/8-GPU frequencies, times in seconds; `--quick` draws 200 jobs at 5x "
         "the paper's rate (where the same rule puts 200 jobs) without `ones-exact`, the full "
         "run 400 jobs, each over 3 seeds. At the paper's 30-s mean gap our jobs offer about "

@@ -23,7 +23,7 @@ from scheduling_opt.reproduce.grid import (
 )
 from scheduling_opt.reproduce.papers import Claim, PaperSet
 from scheduling_opt.reproduce.plots import write_sweep_plot
-from scheduling_opt.sim.output import table, write_all
+from scheduling_opt.sim.cli.output import table, write_all
 from scheduling_opt.sim.sweep import RunResult
 
 __all__ = [

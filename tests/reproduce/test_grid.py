@@ -218,12 +218,15 @@ def test_cluster_rule_keeps_the_jobs_and_divides_the_servers() -> None:
         servers=12,
         quick_sizes=None,  # the Chronus set's own quick cluster is not this test's
         quick_spec=spec,
-        policies=(PolicyRun("fifo"),),
+        policies=(PolicyRun("fifo-no-loan"),),
         seeds=1,
         inference_servers=7,
         sweep=Sweep(quick_densities=(1.0, 1.5, 4.0), quick_at=1.0, rule="cluster"),
     )
-    got = [(c.workload.density, c.servers, c.inference_servers) for c in s.configs(quick=True)]  # type: ignore[attr-defined]
+    got = [
+        (c.workload.density, c.servers, dict(c.policy_params).get("inference_servers", 0))  # type: ignore[attr-defined]
+        for c in s.configs(quick=True)
+    ]
     # round(12 / 1.5) = 8, round(12 / 4) = 3; round(7 / 1.5) = 5 (4.67), round(7 / 4) = 2 (1.75).
     assert got == [(1.0, 12, 7), (1.5, 8, 5), (4.0, 3, 2)]
 

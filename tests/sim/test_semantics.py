@@ -8,7 +8,7 @@ import pytest
 
 from scheduling_opt.cli import main
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.policies import chronus_mip
+from scheduling_opt.sim.policies.chronus.artifact import mip as chronus_mip
 from scheduling_opt.sim.semantics import with_semantics
 from scheduling_opt.sim.sweep import RunConfig
 

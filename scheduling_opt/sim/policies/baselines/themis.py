@@ -43,7 +43,7 @@ inelastic): the jobs with the largest rho win. Themis ignores deadlines:
 SLO and best-effort jobs are treated alike.
 
 Cost per round: O(N log N) for N active jobs (numpy for the bisection);
-between rounds one :class:`~scheduling_opt.sim.queues.ClassQueue` walk,
+between rounds one :class:`~scheduling_opt.sim.policies.baselines.queues.ClassQueue` walk,
 O(starts x sizes).
 """
 
@@ -55,8 +55,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scheduling_opt.sim.cluster import Placement
-from scheduling_opt.sim.policy import Decision, JobView, View
-from scheduling_opt.sim.queues import ClassQueue, Key, backfill
+from scheduling_opt.sim.policies.baselines.queues import ClassQueue, Key, backfill
+from scheduling_opt.sim.protocol import Decision, JobView, View
 
 #: Gavel's round: 360 seconds, in the Chronus traces' minutes.
 THEMIS_ROUND = 6.0

@@ -6,7 +6,7 @@ inference pool (servers ``available=False``, lent by this policy; by default
 GPUs, and 8 T4s are 2 V100s). Every ``interval`` (60 minutes: the
 orchestrator runs "in a much larger interval" than the job scheduler, §3)
 the inference scheduler's decision is read from the
-:class:`~scheduling_opt.sim.policies.aryl_load.LoadCurve`: it keeps the most
+:class:`~scheduling_opt.sim.policies.aryl.load.LoadCurve`: it keeps the most
 servers it needs during the coming interval and lends the rest (§4: the
 inference side alone decides how many). More to lend: the lowest-index idle
 inference servers are lent (``Decision.capacity``). Fewer: N_R on-loan
@@ -20,10 +20,10 @@ After the curve's last sample no more ticks are scheduled.
 
 Job scheduling (§5), at every call, non-preemptive: phase one in SJF order
 (Algorithm 2) on running times predicted at submission from the jobs
-finished so far (:mod:`~scheduling_opt.sim.policies.aryl_predict`; Aryl's
+finished so far (:mod:`~scheduling_opt.sim.policies.aryl.predict`; Aryl's
 profiler predicts them too, §6), phase two by the MCKP allocation, in
-:mod:`~scheduling_opt.sim.policies.aryl_jobs`; the reclaim solver's input
-and answer in :mod:`~scheduling_opt.sim.policies.aryl_reclaim`.
+:mod:`~scheduling_opt.sim.policies.aryl.jobs`; the reclaim solver's input
+and answer in :mod:`~scheduling_opt.sim.policies.aryl.reclaim`.
 
 Variants (the registry's names): ``aryl`` (loan + scale), ``aryl-scf``,
 ``aryl-random``, ``aryl-plus``, ``aryl-exact`` (reclaim method),
@@ -44,18 +44,17 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any
 
 import numpy as np
 
-from scheduling_opt.sim.policies.aryl_jobs import LOAN, TRAIN, JobScheduler, any_gpu_type
-from scheduling_opt.sim.policies.aryl_load import LoadCurve, load_curve
-from scheduling_opt.sim.policies.aryl_pools import held
-from scheduling_opt.sim.policies.aryl_predict import DurationPredictor
-from scheduling_opt.sim.policies.aryl_reclaim import RECLAIM_METHODS, reclaim_servers
-from scheduling_opt.sim.policy import Decision, View
+from scheduling_opt.sim.policies.aryl.jobs import LOAN, TRAIN, JobScheduler, any_gpu_type
+from scheduling_opt.sim.policies.aryl.load import LoadCurve, load_curve
+from scheduling_opt.sim.policies.aryl.pools import held
+from scheduling_opt.sim.policies.aryl.predict import DurationPredictor
+from scheduling_opt.sim.policies.aryl.reclaim import RECLAIM_METHODS, reclaim_servers
+from scheduling_opt.sim.protocol import Decision, View
 
-__all__ = ["RECLAIM_METHODS", "RETURN_DELAY", "VARIANTS", "ArylPolicy", "any_gpu_type"]
+__all__ = ["RECLAIM_METHODS", "RETURN_DELAY", "ArylPolicy", "any_gpu_type"]
 
 #: Delay of a server's return after its scale-ins (trace units; 60 microseconds in minutes).
 RETURN_DELAY = 1e-6
@@ -323,19 +322,3 @@ class ArylPolicy:
             - sum(held(view.running[i].placement) - held(p) for i, p in out.resize)
         )
         return Decision(preempt=out.preempt, resize=out.resize)
-
-
-#: The variants: name -> fixed options.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "aryl": {},
-    "aryl-scf": {"reclaim": "scf"},
-    "aryl-random": {"reclaim": "random"},
-    "aryl-plus": {"reclaim": "aryl-plus"},
-    "aryl-exact": {"reclaim": "exact"},
-    "aryl-loan-only": {"scale": False},
-    "aryl-scale-only": {"loan": False},
-    "aryl-fifo": {"order": "fifo"},
-    "aryl-oracle": {"durations": "oracle"},
-    "fifo-no-loan": {"loan": False, "scale": False, "order": "fifo"},
-    "afs": {"loan": False, "allocation": "afs", "order": "queue"},
-}

@@ -43,9 +43,9 @@ from scheduling_opt.allocation import AllocationDecision, AllocationInput, afs, 
 from scheduling_opt.model import Job
 from scheduling_opt.sim.cluster import FreeMap
 from scheduling_opt.sim.cluster import Placement as SimPlacement
-from scheduling_opt.sim.policies.aryl_pools import bfd_start, grow, held, trim
-from scheduling_opt.sim.policies.aryl_predict import DurationPredictor
-from scheduling_opt.sim.policy import JobView, View
+from scheduling_opt.sim.policies.aryl.pools import bfd_start, grow, held, trim
+from scheduling_opt.sim.policies.aryl.predict import DurationPredictor
+from scheduling_opt.sim.protocol import JobView, View
 from scheduling_opt.sim.workload import SimJob
 from scheduling_opt.solution import Solution
 

@@ -1,4 +1,4 @@
-"""The one policy interface: ``decide(view) -> Decision``.
+"""The one policy interface: ``decide(view) -> Decision``, and what a policy may offer besides.
 
 A policy is any object with a ``name`` and a ``decide`` method. The engine
 calls it once per distinct event time (after that time's completions,
@@ -11,13 +11,21 @@ a scheduling round, a lease term, a Tiresias demotion.
 
 A policy object holds the state of one run (its queues); the registry makes
 a fresh one per run, so two simulations never share anything.
+
+Three optional parts, each its own small protocol that the engine and the
+run function test for (``isinstance``): :class:`Periodic` (``period``: the
+policy decides on a timer of that period while jobs are left, so the
+resource model counts its calls before a run), :class:`Interfering`
+(``interference``: the speeds of a GPU shared by two jobs, when the
+policy's sharing differs from the engine's model) and :class:`Reporting`
+(``stats()``: counters of the run, kept in ``RunResult.extra``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from scheduling_opt.errors import SchedulingOptError
 from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
@@ -73,16 +81,30 @@ class Decision:
     #: Exact GPUs ``(job index, ((server, GPU index), ...))`` for jobs started
     #: or shared by this decision (default: the engine's choice, sim/sharing.py).
     gpus: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = ()
-    #: Indices of jobs in ``starts`` whose start owes no start overhead
-    #: (``EngineParams.start_overhead``): the Chronus artifact charges its
-    #: resume overhead only to the starts its 5-minute pass and its lease
-    #: terms make, not to those of its odd-minute fill (docs/simulation.md).
-    free_starts: tuple[int, ...] = ()
-    #: ``(job index, work)`` credited to jobs of ``starts`` as they start
-    #: (progress they did not run): the Chronus artifact's odd-minute fill
-    #: counts a job's progress from its last 5-minute pass, not from its
-    #: start (``filling_jobs`` sets no ``last_check_time``; docs/simulation.md).
-    credit: tuple[tuple[int, float], ...] = ()
+    #: ``(job index, StartTerms)`` for jobs of ``starts`` that the engine
+    #: charges otherwise than by default (a start owing no start overhead, or
+    #: credited work); each job at most once.
+    terms: tuple[tuple[int, StartTerms], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StartTerms:
+    """How the engine charges one start of ``Decision.starts``.
+
+    ``overhead``: the start owes ``EngineParams.start_overhead`` (False: it
+    does not, a start the policy models as free); ``credit``: work counted
+    done as the job starts (finite, >= 0, at most what is left), progress a
+    policy whose clock is coarser than the engine's counts from an earlier
+    check. The Chronus artifact's fill uses both (docs/simulation.md).
+
+    Examples
+    --------
+    >>> Decision(starts=((0, ((0, 1),)),), terms=((0, StartTerms(overhead=False)),)).terms[0][1]
+    StartTerms(overhead=False, credit=0.0)
+    """
+
+    overhead: bool = True
+    credit: float = 0.0
 
 
 #: The decision that changes nothing.
@@ -237,3 +259,28 @@ class Policy(Protocol):
     name: str
 
     def decide(self, view: View) -> Decision: ...
+
+
+@runtime_checkable
+class Periodic(Protocol):
+    """A policy that decides on a timer of ``period`` (trace units) while jobs are left."""
+
+    period: float
+
+
+@runtime_checkable
+class Interfering(Protocol):
+    """A policy whose GPU sharing has its own speeds: ``(share_slowdown, host_slowdown)``.
+
+    They replace ``EngineParams``' interference model for its runs (Gandiva
+    sets every shared job's speed itself, so it declares ``(0.0, 0.0)``).
+    """
+
+    interference: tuple[float, float]
+
+
+@runtime_checkable
+class Reporting(Protocol):
+    """A policy that reports counters of its run (solver seconds, terms, rules used)."""
+
+    def stats(self) -> Mapping[str, float]: ...

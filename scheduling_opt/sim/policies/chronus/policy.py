@@ -36,7 +36,7 @@
   deadline, then best-effort and unguaranteed jobs (and SLO jobs whose
   deadlines all passed) by shortest remaining time; these run
   opportunistically until the next term.
-- Placement (§3.4, :mod:`~scheduling_opt.sim.policies.chronus_placement`):
+- Placement (§3.4, :mod:`~scheduling_opt.sim.policies.chronus.placement`):
   the jobs that fit in the free GPUs in that order are placed, the
   selected ones by round-up consolidation, the others (and a selected job
   the consolidation could not place) by Algorithm 1's local search with the
@@ -73,7 +73,11 @@ from scheduling_opt.lease import (
 from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.scaling import TableModel
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policies.chronus_artifact import (
+from scheduling_opt.sim.policies.chronus.artifact.cbc import Row
+from scheduling_opt.sim.policies.chronus.artifact.cbc import select as select_rows
+from scheduling_opt.sim.policies.chronus.artifact.mip import require_mip
+from scheduling_opt.sim.policies.chronus.artifact.mip import select as select_rows_mip
+from scheduling_opt.sim.policies.chronus.artifact.rules import (
     ACCEPTED,
     BEST_EFFORT,
     LOWEST,
@@ -90,12 +94,8 @@ from scheduling_opt.sim.policies.chronus_artifact import (
     relaxed_window,
     victim_key,
 )
-from scheduling_opt.sim.policies.chronus_cbc import Row
-from scheduling_opt.sim.policies.chronus_cbc import select as select_rows
-from scheduling_opt.sim.policies.chronus_mip import require_mip
-from scheduling_opt.sim.policies.chronus_mip import select as select_rows_mip
-from scheduling_opt.sim.policies.chronus_placement import Placer
-from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.policies.chronus.placement import Placer
+from scheduling_opt.sim.protocol import Decision, JobView, StartTerms, View
 from scheduling_opt.sim.speed import bundled_table
 from scheduling_opt.sim.workload import REWARD_SCALE
 from scheduling_opt.solution import Solution, Status
@@ -450,7 +450,7 @@ class Chronus:
         earliest as the job's remaining estimate shrinks, flush_running_jobs
         421-434) are taken off each term; the guaranteed jobs admitted since
         then, and the batch's jobs before this one, are packed again with it
-        by :func:`~scheduling_opt.sim.policies.chronus_artifact.packs`, each
+        by :func:`~scheduling_opt.sim.policies.chronus.artifact.rules.packs`, each
         at its first deadline; it is admitted when all fit (``solver.py``
         262-293). A refused job stays in the rest of the batch's packing
         (``process_unaccepted_jobs`` trims only its own copies of the
@@ -671,7 +671,7 @@ class Chronus:
         """The term's selection by the artifact's own MILP and CBC (``selection="artifact-cbc"``,
         or python-mip's CBC, the artifact's build, under ``selection="artifact-mip"``).
 
-        :mod:`~scheduling_opt.sim.policies.chronus_cbc` writes the model as
+        :mod:`~scheduling_opt.sim.policies.chronus.artifact.cbc` writes the model as
         ``solver.py`` 347-424 does: a row per guaranteed job and reward step
         (every step, also those already passed), the frozen jobs
         (``search_rows``) out of it with their reserved terms taken off each
@@ -1135,12 +1135,17 @@ class Chronus:
             self.start_seq[i] = self.start_count
             self.start_count += 1
         waiting = bool(pending or running or starts or self.arriving)
+        credited = dict(credit)
+        terms = tuple(
+            (i, StartTerms(overhead=i not in free, credit=credited.get(i, 0.0)))
+            for i, _ in starts
+            if i in free or i in credited
+        )
         return Decision(
             preempt=tuple(preempt),
             starts=tuple(starts),
             wake_at=minute + 1 if waiting else None,
-            free_starts=free,
-            credit=tuple(credit),
+            terms=terms,
         )
 
     def _check_overrun(self, running: Mapping[int, JobView], now: float, boundary: bool) -> None:

@@ -33,8 +33,8 @@ from scheduling_opt.reclaim import (
     scf,
 )
 from scheduling_opt.sim.cluster import Placement as SimPlacement
-from scheduling_opt.sim.policies.aryl_pools import held
-from scheduling_opt.sim.policy import View
+from scheduling_opt.sim.policies.aryl.pools import held
+from scheduling_opt.sim.protocol import View
 from scheduling_opt.solution import Solution, Status
 
 Reclaimer = Callable[..., Solution[ReclaimDecision]]

@@ -56,7 +56,7 @@ from scheduling_opt.policies.antman import (
     antman_step,
 )
 from scheduling_opt.sim.cluster import ClusterSpec, Placement
-from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.protocol import Decision, JobView, View
 from scheduling_opt.solution import Status
 
 #: Utilization of a GPU under a busy (10% of jobs) or an ordinary guarantee job.

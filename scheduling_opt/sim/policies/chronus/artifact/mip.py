@@ -1,6 +1,6 @@
 """The Chronus artifact's selection MILP solved by python-mip's CBC, the solver build it ran.
 
-The model is the one :mod:`~scheduling_opt.sim.policies.chronus_cbc`
+The model is the one :mod:`~scheduling_opt.sim.policies.chronus.artifact.cbc`
 states (a row per guaranteed job and reward step, X per row and term, S per
 row, the window and "past the window" equalities with their flat-index
 wrap, per-term capacity, one step per job, the adaptive term-0 objective).
@@ -37,7 +37,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from scheduling_opt.sim.policies.chronus_cbc import (
+from scheduling_opt.sim.policies.chronus.artifact.cbc import (
     Row,
     Selection,
     answer,
@@ -124,7 +124,7 @@ def select(
     ------
     ValueError
         When a row or ``free`` is malformed (as
-        :func:`~scheduling_opt.sim.policies.chronus_cbc.select`).
+        :func:`~scheduling_opt.sim.policies.chronus.artifact.cbc.select`).
     ImportError
         When python-mip is not installed.
 

@@ -3,7 +3,7 @@
 The artifact released with Chronus (SoCC '21; ``../shared/peers/chronus-artifact``,
 ``code/alg/scheduler/time_aware_with_lease.py`` unless a file is named) runs
 Chronus with rules that differ from ours. Each rule here is one option of
-:class:`~scheduling_opt.sim.policies.chronus.Chronus`, pointed to in the
+:class:`~scheduling_opt.sim.policies.chronus.policy.Chronus`, pointed to in the
 artifact's code; :data:`ARTIFACT_POLICY` sets them all (with the engine's
 options in :mod:`scheduling_opt.sim.semantics`). This module holds the
 pieces the options share: the estimate, the GPU bins, the queue classes and
@@ -57,7 +57,7 @@ code: each is a rule read from it and written again.
   P_MIX2 that overshoots (docs/reproduction.md): left out of the preset.
 - ``selection="artifact-cbc"`` (an option, not in :data:`ARTIFACT_POLICY`;
   with ``search_rows``): the selection MILP as ``solver.py`` 347-424 writes
-  it, solved by CBC (:mod:`~scheduling_opt.sim.policies.chronus_cbc`); the
+  it, solved by CBC (:mod:`~scheduling_opt.sim.policies.chronus.artifact.cbc`); the
   frozen jobs keep the terms CBC gave them, which is the artifact's rule.
 - ``term_release="all"``: every term boundary releases every running job
   that the term's selection does not hold (792-816); they restart by the
@@ -157,6 +157,15 @@ ARTIFACT_POLICY: dict[str, object] = {
     "start_credit": True,
     "cache_layout": "late",
     "max_terms": None,
+}
+#: The engine options of the artifact's semantics (RunConfig fields): no
+#: placement slowdown, the start overhead, arrivals every 5 minutes, a
+#: decision every minute.
+ARTIFACT_ENGINE: dict[str, object] = {
+    "placement_table": False,
+    "start_overhead": START_OVERHEAD,
+    "arrival_step": float(PASS_STEP),
+    "round_length": 1.0,
 }
 #: The rows of the artifact's selection MILP per hour of lease term
 #: (``MAX_SEARCH_JOB`` = 1,200 x T_l / 60, lines 11 and 146-147).

@@ -54,7 +54,6 @@ from scheduling_opt.policies.edl import (
     DEFAULT_QOS,
     DEFAULT_STARVATION,
     DEFAULT_THRESHOLDS,
-    EdlDecision,
     EdlJob,
     EdlState,
     Mode,
@@ -65,7 +64,7 @@ from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.elastic_tiresias import elastic_rules, gang_on
 from scheduling_opt.policies.edl.waiting import Stream, Waiting, kind
 from scheduling_opt.sim.cluster import Placement as SimPlacement
-from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.protocol import Decision, JobView, View
 from scheduling_opt.sim.speed import _curve
 from scheduling_opt.sim.workload import SimJob
 
@@ -725,47 +724,3 @@ def _keep_or_stop(runs: list[int], count: dict[int, int], budget: int, preempted
         else:
             preempted.append(i)
     return budget
-
-
-def engine_decision(decision: EdlDecision, before: Placement, wake_at: float | None) -> Decision:
-    """The engine's :class:`Decision` for one EDL round: starts, preemptions, resizes.
-
-    Server ids ``s<k>`` become the engine's server indices. Resizes go
-    shrinks first: their GPUs are what the growths and starts use. O(J).
-
-    Parameters
-    ----------
-    decision : EdlDecision
-        The step's decision.
-    before : Placement
-        The placement the round started from (a resize's worker change).
-    wake_at : float or None
-        When to call the policy again.
-
-    Returns
-    -------
-    Decision
-        For :func:`~scheduling_opt.sim.simulate`.
-
-    Examples
-    --------
-    >>> from scheduling_opt.model import Placement
-    >>> d = EdlDecision(Placement.from_mapping({"3": {"s1": 2}}), {}, (), ("3",), (), {}, "none")
-    >>> engine_decision(d, Placement(), None).starts
-    ((3, ((1, 2),)),)
-    """
-    new = decision.placement
-
-    def placed(job_id: str) -> SimPlacement:
-        return tuple(sorted((int(s[1:]), n) for s, n in new.servers_of(job_id).items()))
-
-    resize = sorted(
-        (workers - before.workers_of(job_id), int(job_id), placed(job_id))
-        for job_id, workers in decision.resized.items()
-    )
-    return Decision(
-        starts=tuple((int(i), placed(i)) for i in decision.started),
-        preempt=tuple(int(i) for i in decision.preempted),
-        resize=tuple((i, p) for _, i, p in resize),
-        wake_at=wake_at,
-    )

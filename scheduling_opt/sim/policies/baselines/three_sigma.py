@@ -73,7 +73,7 @@ from scipy.sparse import coo_matrix
 
 from scheduling_opt.exact import solve_milp
 from scheduling_opt.sim.cluster import Placement
-from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.protocol import Decision, JobView, View
 
 #: The Chronus traces' minutes: 60 s.
 THREE_SIGMA_CYCLE = 1.0

@@ -2,8 +2,9 @@
 
 The contract other tools read (``summary.json``): an object with
 ``version``, ``workload`` and a list ``runs``, one per (policy, seed,
-parameters), each with ``policy``, ``seed``, ``params``, ``config_hash``,
-``wall_seconds``, ``cpu_seconds``, ``events``, ``events_per_second``,
+parameters), each with ``policy``, ``seed``, ``params``, ``config_hash``
+(the cache key), ``code_hash`` (the engine's and the policy's code),
+``from_cache``, ``wall_seconds``, ``cpu_seconds``, ``events``, ``events_per_second``,
 ``policy_calls`` and ``metrics`` (:data:`~scheduling_opt.sim.results.METRIC_KEYS`).
 ``time_unit`` names the unit of every time (:data:`TIME_UNIT`, minutes, for
 Chronus-Philly traces and the synthetic workload; a caller whose workload
@@ -102,6 +103,8 @@ def run_entry(r: RunResult) -> dict[str, Any]:
         "params": dict(r.config.policy_params),
         "config": asdict(r.config),
         "config_hash": r.config.digest(),
+        "code_hash": r.config.code_digest(),
+        "from_cache": r.from_cache,
         "workload": r.workload_name,
         "workload_hash": r.workload_digest,
         "wall_seconds": out.wall_seconds,
@@ -136,16 +139,33 @@ def table(results: Sequence[RunResult], unit: str = TIME_UNIT) -> str:
     for r in results:
         cells = [r.config.name, str(r.config.seed)]
         cells += [fmt.format(r.metrics[k]) for k, _, fmt in TABLE]
-        cells.append(f"{r.output.wall_seconds:.2f}")
+        cells.append(f"{r.output.wall_seconds:.2f}" + (" (cached)" if r.from_cache else ""))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def cache_note(results: Sequence[RunResult]) -> str:
+    """One line naming the runs read from the cache ('' when none was).
+
+    Examples
+    --------
+    >>> cache_note([])
+    ''
+    """
+    cached = [f"{r.config.name} (seed {r.config.seed})" for r in results if r.from_cache]
+    if not cached:
+        return ""
+    return (
+        f"From the cache ({len(cached)} of {len(results)} runs, made earlier with this "
+        f"configuration, data and code): {', '.join(cached)}; --no-cache runs them again."
+    )
 
 
 def _by_policy(results: Sequence[RunResult], key: str) -> dict[str, float]:
     """Each policy's ``key`` averaged over its runs (seeds), in first-run order."""
     runs: dict[str, list[float]] = {}
     for r in results:
-        runs.setdefault(r.config.policy, []).append(float(r.metrics[key]))
+        runs.setdefault(r.config.name, []).append(float(r.metrics[key]))
     return {p: sum(v) / len(v) for p, v in runs.items()}
 
 
@@ -203,6 +223,9 @@ def report(
         )
     parts.append(table(results, unit))
     parts.append("\n" + reading(results, unit) + "\n")
+    cached = cache_note(results)
+    if cached:
+        parts.append(f"\n{cached}\n")
     if note:
         parts.append(f"\n{note}\n")
     for p in plots:
@@ -222,7 +245,7 @@ def write_all(
     ``step`` is the timeline's sampling step and ``unit`` the time unit of
     the workload (both in the workload's unit).
     """
-    from scheduling_opt.sim.plots import write_plots
+    from scheduling_opt.sim.cli.plots import write_plots
 
     # Every run's timeline is sampled at ``step``: refused before any file is written.
     check_timeline(

@@ -1,33 +1,38 @@
 """``scheduling-opt simulate``: run policies on a workload and compare them side by side.
 
 With no arguments: the bundled excerpt (P_MIX2's first day) under the
-default baselines (:data:`~scheduling_opt.sim.registry.DEFAULT_BASELINES`) on its busy size (:data:`~scheduling_opt.sim.busy.BUNDLED_BUSY_SERVERS`
+default baselines (:func:`~scheduling_opt.sim.registry.default_policies`) on its busy size (:data:`~scheduling_opt.sim.cli.busy.BUNDLED_BUSY_SERVERS`
 x 8 GPUs, the largest cluster at which each of them misses at least 5% of
-the deadlines: :mod:`scheduling_opt.sim.busy`), the table printed with a
+the deadlines: :mod:`scheduling_opt.sim.cli.busy`), the table printed with a
 one-line reading under it. Files go to ``--out DIR`` (default
 ``simulate-out``): jobs.csv, timeline.csv, summary.json, report.md and
-plots, and each run is cached under ``DIR/cache`` by its configuration hash
-(a rerun only computes what changed). A trace file or the synthetic
-workload runs on Chronus' 120 x 8 GPUs unless ``--servers`` says otherwise.
+plots, and each run is cached under ``DIR/cache`` by a key that covers its
+configuration, its data and its code (a rerun only computes what changed;
+the table marks the runs read from the cache; ``--no-cache`` runs them
+all). A trace file or the synthetic workload runs on Chronus' 120 x 8 GPUs
+unless ``--servers`` says otherwise.
+
+``--policy NAME:key=value,key=value`` sets a policy's parameters, checked
+against its declaration (``scheduling-opt policies NAME`` lists them);
+``--plugin MODULE_OR_FILE`` imports a module or a ``.py`` file that
+registers a policy of the user's own
+(:func:`~scheduling_opt.sim.registry.register_policy`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim import limits
-from scheduling_opt.sim.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
-from scheduling_opt.sim.options import as_options, output_folder, preload_trace
-from scheduling_opt.sim.output import TIME_UNIT, reading, table, write_all
-from scheduling_opt.sim.registry import DEFAULT_BASELINES, POLICIES
-from scheduling_opt.sim.semantics import SEMANTICS, with_semantics
+from scheduling_opt.sim import limits, registry
+from scheduling_opt.sim.cli.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
+from scheduling_opt.sim.cli.options import as_options, output_folder, preload_trace
+from scheduling_opt.sim.cli.output import TIME_UNIT, cache_note, reading, table, write_all
+from scheduling_opt.sim.cli.progress import progress_bar
+from scheduling_opt.sim.semantics import DEFAULT, with_semantics
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
 from scheduling_opt.sim.synthetic import SyntheticSpec
 from scheduling_opt.sim.workload import BUNDLED, BUNDLED_JOBS
@@ -50,10 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy",
         action="append",
-        metavar="P",
-        help=f"a policy (repeatable; default the baselines {', '.join(DEFAULT_BASELINES)}); "
-        f"known: {', '.join(POLICIES)}",
+        metavar="NAME[:KEY=VALUE,...]",
+        help="a policy and its parameters (repeatable; default the baselines fifo, sjf, edf, "
+        "srtf, tiresias, yarn-cs); 'scheduling-opt policies' lists every policy, "
+        "'scheduling-opt policies NAME' its parameters",
     )
+    add_plugin_argument(parser)
     parser.add_argument(
         "--servers",
         type=int,
@@ -92,10 +99,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--semantics",
-        choices=SEMANTICS,
-        default="default",
-        help="'artifact': the Chronus authors' simulator's rules; 'artifact-mip': also its "
-        "selection MILP as it runs it (needs the 'parity' extra; docs/simulation.md)",
+        default=DEFAULT,
+        help="the simulator's rules: 'default', 'artifact' (the Chronus authors' simulator's), "
+        "'artifact-mip' (also its selection MILP as it runs it; needs the 'parity' extra); "
+        "docs/simulation.md",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="run every policy again (the cache is rewritten)"
     )
     parser.add_argument("--timeline-step", type=float, default=60.0, help="timeline sampling")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -105,14 +115,16 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
     """The runs the options ask for, every option checked (and the sweep's size) before any run.
 
     The checks are the library's (sim/limits.py), shown under the option's
-    name (:func:`~scheduling_opt.sim.options.as_options`).
+    name (:func:`~scheduling_opt.sim.cli.options.as_options`).
     """
-    policies = args.policy or list(DEFAULT_BASELINES)
-    for i, p in enumerate(policies):
-        if p not in POLICIES:
-            raise InvalidInstanceError("--policy", f"unknown policy {p!r}; known: {list(POLICIES)}")
-        if p in policies[:i]:
-            raise InvalidInstanceError("--policy", f"{p!r} given twice")
+    plugins = load_plugins(args.plugin)
+    texts = args.policy or list(registry.default_policies())
+    chosen = []
+    for i, text in enumerate(texts):
+        if text in texts[:i]:
+            raise InvalidInstanceError("--policy", f"{text!r} given twice")
+        name, params = registry.parse_policy(text)
+        chosen.append((text, name, params))
     seeds = limits.count(args.seeds, "--seeds", limits.MAX_RUNS, why="runs per sweep")
     limits.count(args.workers, "--workers", 2**53)
     limits.clock(args.timeline_step, "--timeline-step", positive=True)
@@ -129,10 +141,10 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
     else:
         spec = WorkloadSpec("bundled")
         jobs = BUNDLED_JOBS
-    limits.check_sweep(len(policies) * seeds, jobs, "--seeds")
+    limits.check_sweep(len(chosen) * seeds, jobs, "--seeds")
     with as_options():
         first = RunConfig(
-            policy=policies[0],
+            policy=chosen[0][1],
             workload=spec,
             servers=args.servers,
             gpus_per_server=args.gpus_per_server,
@@ -143,46 +155,45 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
             skip=args.skip,
             start_overhead=args.start_overhead,
             arrival_step=args.arrival_step,
+            plugins=plugins,
         )
     return [
-        with_semantics(replace(first, policy=p, seed=seed), args.semantics)
-        for p in policies
+        with_semantics(
+            replace(
+                first,
+                policy=name,
+                policy_params=params,
+                label=text if params else "",
+                seed=seed,
+            ),
+            args.semantics,
+        )
+        for text, name, params in chosen
         for seed in range(seeds)
     ]
 
 
-def _progress(quiet: bool, unit: str = "run") -> Callable[[int, int], None] | None:
-    """A counter on stderr when it is a terminal: tqdm's bar when installed, a plain line otherwise."""
-    if quiet or not sys.stderr.isatty():
-        # A counter redrawn with "\r" is noise in a log or a pipe, and would
-        # put more lines before a one-line error (tqdm's bar too).
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        start = time.perf_counter()
+def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
+    """``--plugin MODULE_OR_FILE`` (repeatable), shared with ``reproduce``."""
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE_OR_FILE",
+        help="import a module or a .py file that registers policies (repeatable; "
+        "docs/write-a-policy.md)",
+    )
 
-        def plain(done: int, total: int) -> None:
-            end = "\n" if done == total else "\r"
-            print(
-                f"{unit}s {done}/{total} {time.perf_counter() - start:.1f}s",
-                end=end,
-                file=sys.stderr,
-            )
 
-        return plain
-    bar: Any = None
-
-    def show(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, unit=unit, file=sys.stderr, leave=False)
-        bar.update(done - bar.n)
-        if done == total:
-            bar.close()
-            bar = None  # the next run gets a fresh bar
-
-    return show
+def load_plugins(texts: list[str]) -> tuple[str, ...]:
+    """Load each ``--plugin`` once, in order; their keys for the runs' configurations."""
+    keys: list[str] = []
+    for text in texts:
+        registry.load_plugin(text)
+        key = registry.plugin_key(text)
+        if key not in keys:
+            keys.append(key)
+    return tuple(keys)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -207,9 +218,10 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             executor=args.executor,
             cache_dir=out_dir / "cache" if out_dir else None,
-            progress=_progress(args.quiet),
+            progress=progress_bar(args.quiet),
             dask_client=client,
-            job_progress=_progress(args.quiet, "job"),
+            job_progress=progress_bar(args.quiet, "job"),
+            refresh=args.no_cache,
         )
     first = results[0]
     size = (
@@ -224,6 +236,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(table(results), end="")
     print(reading(results))
+    cached = cache_note(results)
+    if cached:
+        print(cached)
     if out_dir is not None:
         with as_options():
             plots = write_all(out_dir, results, __version__, args.timeline_step)

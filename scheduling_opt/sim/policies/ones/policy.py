@@ -4,7 +4,7 @@ At every call (a job arrived or finished, or the ``interval`` tick) the
 unfinished jobs become a :class:`~scheduling_opt.batch_size.BatchSizeInput`:
 the usable GPUs as servers, per job its epoch size, its current batch-size
 limit R_j, largest local batch, processed samples and seconds run, its
-throughput model (:mod:`~scheduling_opt.sim.policies.ones_jobs`), and the
+throughput model (:mod:`~scheduling_opt.sim.ones_workload`), and the
 Beta progress model's beta (predicted epochs to go: the task's prior mean
 epochs minus the epochs done, clipped to >= 1). The library's solver picks
 each job's GPU count and batch: ``ones`` = :func:`~scheduling_opt.batch_size.ones_step`
@@ -76,8 +76,8 @@ from scheduling_opt.batch_size import (
 )
 from scheduling_opt.model import BatchInfo, Cluster, GpuType, Job, Server
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policies.ones_jobs import GPUS_PER_SERVER, JobModel, job_model
-from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.ones_workload import GPUS_PER_SERVER, JobModel, job_model
+from scheduling_opt.sim.protocol import Decision, JobView, View
 from scheduling_opt.solution import Status
 
 #: Relative change of a speed factor below which it is not re-sent.

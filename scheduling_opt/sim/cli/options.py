@@ -34,6 +34,8 @@ OPTIONS: dict[str, str] = {
     "skip": "--skip",
     "policy": "--policy",
     "name": "--policy",
+    "policy_params": "--policy",
+    "plugins": "--plugin",
     "jobs": "--synthetic-jobs",
     "workers": "--workers",
     "executor": "--executor",

@@ -12,12 +12,12 @@ simulator's oracle, as for ``sjf`` and ``srtf``).
   best-effort jobs. To prevent the abuse of the SLO service, we disable the
   preemption of SLO jobs." An SLO job that does not fit preempts running
   best-effort jobs, latest submitted first, by the simulator's preemption
-  rule (:mod:`~scheduling_opt.sim.preemptive`: victims are considered until
+  rule (:mod:`~scheduling_opt.sim.policies.baselines.preemptive`: victims are considered until
   one server, or enough whole servers, could hold the job; only those on the
   target servers are stopped). A running SLO job is never preempted; a
   best-effort job never preempts. A preempted job keeps its progress and
   rejoins the queue at its place. The non-preemptive EDF the simulator had
-  before is ``edf-np`` (:class:`~scheduling_opt.sim.baselines.EdfNp`).
+  before is ``edf-np`` (:class:`~scheduling_opt.sim.policies.baselines.nonpreemptive.EdfNp`).
 - ``genie`` (Chronus §4.3 (4); GENIE, Chen et al., DATE '19 and TPDS '19):
   least laxity first for SLO jobs ("shortest waiting allowance first"),
   laxity = first deadline - now - remaining work; best-effort jobs at the
@@ -43,9 +43,9 @@ walk per call, O(starts x sizes), as for the other backfilling baselines.
 from __future__ import annotations
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policy import Decision, JobView, View
-from scheduling_opt.sim.preemptive import _Preemptive
-from scheduling_opt.sim.queues import ClassQueue, Key
+from scheduling_opt.sim.policies.baselines.preemptive import _Preemptive
+from scheduling_opt.sim.policies.baselines.queues import ClassQueue, Key
+from scheduling_opt.sim.protocol import Decision, JobView, View
 
 
 def _edf_key(job: JobView) -> Key:

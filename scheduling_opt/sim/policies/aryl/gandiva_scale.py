@@ -26,7 +26,7 @@ waiting and R running jobs of s servers each.
 from __future__ import annotations
 
 from scheduling_opt.sim.cluster import Placement
-from scheduling_opt.sim.policy import Decision, View
+from scheduling_opt.sim.protocol import Decision, View
 
 
 def _held(placement: Placement) -> int:

@@ -10,7 +10,7 @@ keeps its queue incrementally from ``view.arrived`` and ``view.evicted``.
 - ``edf-np``: earliest absolute first deadline first, best-effort jobs after
   all SLO jobs in submit order, backfilling, no preemption (the simulator's
   ``edf`` until issue 23; ``edf`` is now Chronus §4.3's, where SLO jobs
-  preempt best-effort jobs: :mod:`~scheduling_opt.sim.deadline`).
+  preempt best-effort jobs: :mod:`~scheduling_opt.sim.policies.baselines.deadline`).
 - ``yarn-cs``: per-tenant quotas, strict FIFO inside a tenant; tenants are
   served least-used first (used GPUs / quota, then head's submit order),
   first within their quota, then elastically on idle GPUs; no preemption.
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scheduling_opt.sim.cluster import ClusterSpec, Placement
-from scheduling_opt.sim.policy import Decision, JobView, View
-from scheduling_opt.sim.queues import ClassQueue, Key, backfill, strict
+from scheduling_opt.sim.cluster import Placement
+from scheduling_opt.sim.policies.baselines.queues import ClassQueue, Key, backfill, strict
+from scheduling_opt.sim.protocol import Decision, JobView, View
 from scheduling_opt.sim.workload import SimJob, Workload
 
 
@@ -229,8 +229,3 @@ class YarnCs:
                 self.gpus[index] = (t, g)
                 starts.append((index, placement))
         return Decision(starts=tuple(starts))
-
-
-def yarn_cs(workload: Workload, cluster: ClusterSpec) -> YarnCs:
-    """A :class:`YarnCs` with :func:`proportional_quotas` of ``workload`` on ``cluster``."""
-    return YarnCs(proportional_quotas(workload, cluster.total_gpus))

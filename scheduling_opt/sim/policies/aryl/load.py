@@ -160,21 +160,6 @@ def diurnal_curve(
     return LoadCurve(tuple(float(x) for x in t), tuple(float(v) for v in values), "fraction")
 
 
-def to_csv(curve: LoadCurve) -> str:
-    """The curve as CSV text (``time,<unit>`` header; the bundled file's format).
-
-    Examples
-    --------
-    >>> print(to_csv(LoadCurve((0.0, 5.0), (0.5, 0.25))), end="")
-    time,fraction
-    0,0.5
-    5,0.25
-    """
-    rows = [f"time,{curve.unit}"]
-    rows += [f"{t:g},{v:g}" for t, v in zip(curve.times, curve.values, strict=True)]
-    return "\n".join(rows) + "\n"
-
-
 def load_curve(path: str | Path | None = None) -> LoadCurve:
     """A load curve from a CSV file (None: the bundled curve); errors name ``file:line``.
 

@@ -35,7 +35,7 @@ arithmetic (a negative window reaches into the previous row's last terms,
 ``solver.py`` 382-385, and for the first row wraps, as Python's negative
 indexing does, to the last rows' last terms), which we keep because it is
 the model CBC solved. Which optimal layout CBC returns also depends on its
-build: :mod:`~scheduling_opt.sim.policies.chronus_mip` gives the same model
+build: :mod:`~scheduling_opt.sim.policies.chronus.artifact.mip` gives the same model
 to the build the artifact ran.
 
 The model goes to the CBC binary PuLP bundles as a fixed MPS file written

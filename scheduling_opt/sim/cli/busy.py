@@ -9,7 +9,7 @@ contended cluster):
 
     Scan cluster sizes from :data:`SCAN_START` servers (Chronus' C120) down
     in steps of :data:`SCAN_STEP`; the busy size is the first at which every
-    default baseline (:data:`~scheduling_opt.sim.registry.DEFAULT_BASELINES`) misses
+    default baseline (:func:`~scheduling_opt.sim.registry.default_policies`) misses
     the first deadline of at least :data:`BUSY_MISS_RATIO` of the SLO jobs.
 
 The rule names a load, not a result to reach: it says nothing of mean JCTs.
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.registry import DEFAULT_BASELINES
+from scheduling_opt.sim.registry import default_policies
 from scheduling_opt.sim.sweep import RunConfig, RunResult, WorkloadSpec, run_config
 
 __all__ = [
@@ -72,7 +72,7 @@ def busy_servers(
     workload: WorkloadSpec | None = None,
     *,
     gpus_per_server: int = 8,
-    policies: Sequence[str] = DEFAULT_BASELINES,
+    policies: Sequence[str] | None = None,
     start: int = SCAN_START,
     step: int = SCAN_STEP,
     miss_ratio: float = BUSY_MISS_RATIO,
@@ -87,7 +87,7 @@ def busy_servers(
     gpus_per_server : int, optional
         GPUs of each server.
     policies : sequence of str, optional
-        The baselines that must all miss deadlines.
+        The baselines that must all miss deadlines (default: simulate's).
     start, step : int, optional
         The scan: ``start``, ``start - step``, ... down to ``step``.
     miss_ratio : float, optional
@@ -114,17 +114,18 @@ def busy_servers(
     4
     """
     spec = workload or WorkloadSpec("bundled")
+    chosen = tuple(policies) if policies is not None else default_policies()
     for servers in range(start, 0, -step):
         runs = [
             run(
                 RunConfig(policy=p, workload=spec, servers=servers, gpus_per_server=gpus_per_server)
             )
-            for p in policies
+            for p in chosen
         ]
         if is_busy(runs, miss_ratio):
             return servers
     raise InvalidInstanceError(
         "workload",
         f"no cluster size from {start} down by {step} servers makes every policy of "
-        f"{list(policies)} miss {miss_ratio:.0%} of the deadlines",
+        f"{list(chosen)} miss {miss_ratio:.0%} of the deadlines",
     )

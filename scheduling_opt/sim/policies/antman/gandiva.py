@@ -11,7 +11,7 @@ opportunistic slot):
   simulator's rule). Otherwise Gandiva oversubscribes: the job joins GPUs
   that hold one job, the ones of lowest GPU utilization first (its lowest-
   load rule; the trace has no utilization, AntMan's adapter rule gives one:
-  :func:`~scheduling_opt.sim.policies.antman.utilization`); a job of at
+  :func:`~scheduling_opt.sim.policies.antman.policy.utilization`); a job of at
   most one server's GPUs on one server, a larger one over the fewest
   servers. No GPU with a free second slot: the job waits.
 - **Time slicing by suspend-resume** (§3.1, §4.1). Two jobs on a GPU take
@@ -46,7 +46,7 @@ treated alike). Default :data:`PACK_SLOWDOWN` = 1 - 20.1 / 105.2 = 0.809:
 AntMan §5.1 measured ESPnet slowed from 20.1 to 105.2 minutes beside
 ResNet-50 under Gandiva's packing. The reproduction sweeps it
 (scheduling_opt/reproduce/papers.py). Peak memory per model:
-:func:`~scheduling_opt.sim.policies.antman.memory_of` (AntMan's numbers,
+:func:`~scheduling_opt.sim.policies.antman.policy.memory_of` (AntMan's numbers,
 32 GB V100s). The engine's own interference is off for this policy
 (``interference = (0.0, 0.0)``): every job's speed is set here through
 ``Decision.rate`` as the slowest of its GPUs (a synchronous job), and
@@ -61,11 +61,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scheduling_opt.sim.cluster import Placement
-from scheduling_opt.sim.policies.antman import GPU_MEMORY_GB, MEMORY, memory_of, utilization
-from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.policies.antman import PACK_SLOWDOWN
+from scheduling_opt.sim.policies.antman.policy import GPU_MEMORY_GB, MEMORY, memory_of, utilization
+from scheduling_opt.sim.protocol import Decision, JobView, View
 
-#: AntMan §5.1: ESPnet 20.1 -> 105.2 minutes beside ResNet-50 packed by Gandiva.
-PACK_SLOWDOWN = 1.0 - 20.1 / 105.2
 MODES = ("full", "pack")
 
 Gpu = tuple[int, int]

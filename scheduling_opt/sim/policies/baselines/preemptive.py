@@ -33,8 +33,8 @@ import heapq
 import math
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policy import PENDING, RUNNING, Decision, JobView, View
-from scheduling_opt.sim.queues import ClassQueue, Key
+from scheduling_opt.sim.policies.baselines.queues import ClassQueue, Key
+from scheduling_opt.sim.protocol import PENDING, RUNNING, Decision, JobView, View
 
 #: Tiresias artifact's first queue limit, 3,250 GPU-seconds, in minutes.
 TIRESIAS_THRESHOLDS: tuple[float, ...] = (3250.0 / 60.0,)
