@@ -13,8 +13,14 @@ import sys
 from pathlib import Path
 
 from scheduling_opt.bench.executors import EXECUTORS, progress_bar, run_tasks
-from scheduling_opt.bench.report import format_table, write_outputs
-from scheduling_opt.bench.runner import DEFAULT_SEEDS, SUITE_TIME_LIMITS, SUITES, build_tasks
+from scheduling_opt.bench.report import problem_section, write_outputs
+from scheduling_opt.bench.runner import (
+    DEFAULT_SEEDS,
+    SUITE_TIME_LIMITS,
+    SUITES,
+    Row,
+    build_tasks,
+)
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.registry import get_problem, problem_names
 
@@ -60,6 +66,18 @@ def _check_methods(problems: list[str], methods: list[str] | None) -> None:
         )
 
 
+def _print_status_counts(rows: list[Row]) -> None:
+    """One line: how many runs were skipped, stopped at their limit, or failed."""
+    skipped = sum(1 for r in rows if r.status == "skipped")
+    limited = sum(1 for r in rows if r.status == "time_limit")
+    failed = sum(1 for r in rows if r.error)
+    if skipped or limited or failed:
+        print(
+            f"{skipped} skipped (beyond the method's size limit), {limited} stopped at "
+            f"the time limit, {failed} failed: the reasons are under each table"
+        )
+
+
 def run_bench_command(args: argparse.Namespace) -> int:
     """``scheduling-opt bench``: run, print the tables, write the files."""
     problems = args.problem or list(problem_names())
@@ -99,8 +117,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
         rows, args.out, suite=args.suite, interrupted=interrupted, plots=not args.no_plots
     )
     for problem in dict.fromkeys(r.problem for r in rows):
-        print(f"\n{problem}\n{format_table(summaries, problem)}")
+        print(f"\n{problem}\n{problem_section(rows, summaries, problem)}")
     print(f"\n{len(rows)} runs on {len(tasks)} instances; results in {args.out}/")
+    _print_status_counts(rows)
     failed = [r for r in rows if r.error]
     if failed:
         print(f"{len(failed)} failed rows (see {args.out}/report.md)", file=sys.stderr)

@@ -188,8 +188,8 @@ def test_dominated_methods_are_marked_on_a_hand_made_table() -> None:
         ("t", "exact"): (),
     }
     table = format_table(summarize(rows), "p")
-    assert "| s | exact | 2 | 0 | 0.00 | 0.00 | - | 300.00 | 1.0x | - | dp, tie |" in table
-    assert "| s | greedy | 2 | 0 | 5.00 | 6.00 | - | 10.00 | 30.0x | - |  |" in table
+    assert "| s | exact | 2 | 0 | 0 | 0 | 0.00 | 0.00 | - | 300.00 | 1.0x | - | dp, tie |" in table
+    assert "| s | greedy | 2 | 0 | 0 | 0 | 5.00 | 6.00 | - | 10.00 | 30.0x | - |  |" in table
 
 
 def test_dominance_treats_times_within_the_tolerance_as_equal() -> None:
