@@ -61,6 +61,9 @@ class Claim:
     ``skip_on``: base workloads the claim does not speak of (their runs
     have none of the jobs its metric counts, e.g. best-effort JCT on an
     SLO-only trace): no row there, and not in an "up to" maximum.
+    ``paper_baseline``: a ``value`` claim's baseline level in the paper
+    (Aryl's usage 0.86 against the Baseline's 0.72): the claim is then
+    also judged by its side of ``baseline``'s level.
     The verdict rule is :func:`scheduling_opt.reproduce.verdict.judge`.
 
     Examples
@@ -88,6 +91,7 @@ class Claim:
     note: str = ""
     over: tuple[str, ...] = ()
     skip_on: tuple[str, ...] = ()
+    paper_baseline: float | None = None
 
     def against(self, metrics: Mapping[str, Mapping[str, float]], baseline: str) -> float | None:
         """Our number against ``baseline`` (None when a run is missing or 0 divides)."""
@@ -768,7 +772,10 @@ ARYL = PaperSet(
         PolicyRun(p, everywhere=p not in aryl_set.ARYL_JUDGED_ONLY) for p in aryl_set.ARYL_POLICIES
     ),
     claims=tuple(
-        Claim(what, metric, kind, paper, base, policy)  # type: ignore[arg-type]
+        Claim(
+            what, metric, kind, paper, base, policy,  # type: ignore[arg-type]
+            paper_baseline=aryl_set.LEVELS.get(what),
+        )  # fmt: skip
         for what, metric, kind, paper, base, policy in aryl_set.ARYL_CLAIMS
     ),
     full=(("P_MIX2", TRACE_FILES["P_MIX2"]),),

@@ -81,7 +81,8 @@ def verdict_table(rows: Sequence[ClaimRow]) -> str:
     for r in rows:
         c = r.claim
         how = _how(c)
-        where = r.where if c.kind == "value" else f"{r.where}, vs {r.baseline}"
+        level = c.kind == "value" and c.paper_baseline is None
+        where = r.where if level else f"{r.where}, vs {r.baseline}"
         verdict = r.verdict.value
         if c.note and r.verdict.value != "reproduced":
             verdict += f" ({c.note})"
@@ -131,7 +132,13 @@ def summary_table(rows: Sequence[ClaimRow]) -> str:
 
 def _how(c: Claim) -> str:
     if c.kind == "value":
-        return f"{c.policy}'s {c.metric}"
+        if c.paper_baseline is None:
+            return f"{c.policy}'s {c.metric}"
+        side = "above" if c.paper > c.paper_baseline else "below"
+        return (
+            f"{c.policy}'s {c.metric}, {side} {c.baseline}'s "
+            f"(paper: {c.show(c.paper_baseline)})"
+        )
     if not c.among:
         base = c.baseline
     elif c.pick == "max":
@@ -277,7 +284,9 @@ def write_report(
     parts.append(
         f"\n## Verdicts\n\nA claim is *reproduced* when ours points the paper's way and lies "
         f"within 2x of the paper's number, *direction only* when it points the paper's way "
-        f"outside that band, *not reproduced* otherwise (scheduling_opt/reproduce/verdict.py). "
+        f"outside that band, *not reproduced* otherwise; a level claim the paper places above "
+        f"(or below) its baseline's is *not reproduced* when ours is not on that side of our "
+        f"baseline's, whatever its level (scheduling_opt/reproduce/verdict.py). "
         f"Point claims are judged at {where}"
         + (f" ({paper.sweep.why})" if paper.sweep is not None and paper.sweep.why else "")
         + "; seeds: every seed's number and how many point the paper's way.\n"
