@@ -773,9 +773,14 @@ ARYL = PaperSet(
     ),
     claims=tuple(
         Claim(
-            what, metric, kind, paper, base, policy,  # type: ignore[arg-type]
+            what,
+            metric,
+            kind,  # type: ignore[arg-type]
+            paper,
+            base,
+            policy,
             paper_baseline=aryl_set.LEVELS.get(what),
-        )  # fmt: skip
+        )
         for what, metric, kind, paper, base, policy in aryl_set.ARYL_CLAIMS
     ),
     full=(("P_MIX2", TRACE_FILES["P_MIX2"]),),

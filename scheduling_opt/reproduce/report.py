@@ -135,10 +135,7 @@ def _how(c: Claim) -> str:
         if c.paper_baseline is None:
             return f"{c.policy}'s {c.metric}"
         side = "above" if c.paper > c.paper_baseline else "below"
-        return (
-            f"{c.policy}'s {c.metric}, {side} {c.baseline}'s "
-            f"(paper: {c.show(c.paper_baseline)})"
-        )
+        return f"{c.policy}'s {c.metric}, {side} {c.baseline}'s (paper: {c.show(c.paper_baseline)})"
     if not c.among:
         base = c.baseline
     elif c.pick == "max":
