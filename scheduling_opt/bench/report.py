@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduling_opt.bench.runner import Row
+from scheduling_opt.metrics import GLOSSARY_LINE
 from scheduling_opt.solution import Status
 
 #: The method whose time the speed-up column divides by (else the fastest exact one).
@@ -494,6 +495,8 @@ def markdown_report(
     parts = [
         f"# Benchmark report: suite `{suite}`"
         + (" (interrupted: partial results)" if interrupted else ""),
+        "",
+        GLOSSARY_LINE,
         "",
         "Gap: relative to the best proven optimum, denominator floored at 1; tie-break gap "
         "(lexicographic objectives): the same on the first later key component when the "

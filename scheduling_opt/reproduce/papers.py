@@ -29,6 +29,7 @@ from scheduling_opt.sim.policies.ones_jobs import OnesSpec
 from scheduling_opt.sim.preemptive import TIRESIAS_KNOB
 from scheduling_opt.sim.sweep import RunConfig
 from scheduling_opt.sim.synthetic import SyntheticSpec
+from scheduling_opt.suggest import did_you_mean
 
 #: The Chronus-Philly workloads by file stem (P_SLO, P_MIX1, P_MIX2).
 TRACE_FILES = {
@@ -817,5 +818,8 @@ def paper(name: str) -> PaperSet:
     """The set of paper ``name`` (InvalidInstanceError naming the known ones)."""
     found = PAPERS.get(name)
     if found is None:
-        raise InvalidInstanceError("PAPER", f"unknown paper {name!r}; known: {sorted(PAPERS)}")
+        hint = did_you_mean(name, PAPERS)
+        raise InvalidInstanceError(
+            "PAPER", f"unknown paper {name!r}{hint}; known: {sorted(PAPERS)}"
+        )
     return found

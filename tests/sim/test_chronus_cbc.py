@@ -27,7 +27,10 @@ from scheduling_opt.sim.policies import chronus_cbc, chronus_mip
 from scheduling_opt.sim.policies.chronus import Chronus
 from scheduling_opt.sim.policies.chronus_cbc import Row, Selection
 
-_MIP = pytest.mark.skipif(not chronus_mip.mip_available(), reason="python-mip not installed")
+_MIP = pytest.mark.skipif(
+    not chronus_mip.mip_available(),
+    reason="python-mip is not installed (the 'parity' extra, Python < 3.12)",
+)
 Solver = Callable[..., Selection | None]
 SOLVERS = [
     pytest.param(chronus_cbc.select, id="pulp-cbc"),
