@@ -3,7 +3,7 @@
 A package renames a function (``placement.exact_arcflow`` is now
 ``placement.exact``) and keeps the old name working for one release: the
 package's ``__getattr__ = deprecated_names(__name__, globals(), {...})``
-returns the new object with a :class:`DeprecationWarning` naming the new
+returns the new object with a ``DeprecationWarning`` naming the new
 name. Python calls a module's ``__getattr__`` only for names it does not
 define, so the new names cost nothing. O(1) per lookup.
 """

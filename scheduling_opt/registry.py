@@ -81,7 +81,7 @@ class Problem(Generic[I, D]):
     its numbers (``scheduling-opt list`` shows it); ``sizes`` lists the size
     names per benchmark suite (``quick``, ``standard``, ``paper``).
     ``renamed``: old method names (old -> new) still accepted for one
-    release, with a :class:`DeprecationWarning`.
+    release, with a ``DeprecationWarning``.
     """
 
     name: str
@@ -110,8 +110,8 @@ class Problem(Generic[I, D]):
     def method(self, name: str | None) -> Method[I, D]:
         """The method called ``name`` (None: the default method).
 
-        An old name of :attr:`renamed` gives its new method with a
-        :class:`DeprecationWarning`; an unknown name raises
+        An old name of ``renamed`` gives its new method with a
+        ``DeprecationWarning``; an unknown name raises
         :class:`~scheduling_opt.errors.UnknownMethodError` with the closest
         known names.
 
@@ -120,7 +120,7 @@ class Problem(Generic[I, D]):
         >>> get_problem("reclaim").method("exact-pulpp")
         Traceback (most recent call last):
         ...
-        scheduling_opt.errors.UnknownMethodError: unknown method 'exact-pulpp' for problem 'reclaim'; did you mean 'exact-pulp'? (known: aryl, aryl-plus, aryl-dp, scf, random, auto, exact, exact-two-stage, exact-pulp)
+        scheduling_opt.errors.UnknownMethodError: unknown method 'exact-pulpp' for problem 'reclaim'; did you mean 'exact-pulp' or 'exact'? (known: aryl, aryl-plus, aryl-dp, scf, random, auto, exact, exact-two-stage, exact-pulp)
         """
         wanted = self.default if name is None else name
         if wanted in self.renamed:

@@ -1,7 +1,7 @@
 """Close matches for a mistyped name: the "did you mean" of every error that names one.
 
 One rule for problem, method, size, paper and option names: the known
-names that :func:`difflib.get_close_matches` finds at a similarity of at
+names that ``difflib.get_close_matches`` finds at a similarity of at
 least :data:`CUTOFF` (at most :data:`LIMIT` of them, the closest first).
 O(k * n^2) for k known names of length n.
 """

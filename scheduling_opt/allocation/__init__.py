@@ -8,7 +8,7 @@ Solution[AllocationDecision]``: :func:`auto` (the default: the
 enumeration when small, else the better of two planners), :func:`two_phase`
 (Aryl), the baselines :func:`fifo`, :func:`afs`, :func:`max_elastic`, and the
 enumeration :func:`exact` (``exact_allocation`` in release 0.2: that name
-still works for one release, with a :class:`DeprecationWarning`). Complexity: two-phase O(n log n +
+still works for one release, with a ``DeprecationWarning``). Complexity: two-phase O(n log n +
 MCKP); fifo, max-elastic O(n log n); afs O(n C); each plus the O(n^2)
 simulation of its plan (refused above :data:`SIMULATION_LIMIT` = n^2 steps,
 or when it cannot fit the time limit); exact O(prod_j choices_j * n^2),

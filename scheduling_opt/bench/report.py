@@ -169,27 +169,26 @@ def dominated(points: Mapping[str, tuple[float, Quality]]) -> dict[str, tuple[st
 def summarize(rows: Sequence[Row]) -> list[Summary]:
     """Aggregate rows per (problem, size, method), in first-seen order.
 
-        Parameters
-        ----------
-        rows : sequence of Row
-            Benchmark rows (any problems and sizes).
+    Parameters
+    ----------
+    rows : sequence of Row
+        Benchmark rows (any problems and sizes).
 
-        Returns
-        -------
-        list of Summary
-            One per (problem, size, method): runs, failed rows, mean and worst
-            gap, median time, speed-up over the reference exact method, mean
-            certified gap, and the methods dominating it at that size.
+    Returns
+    -------
+    list of Summary
+        One per (problem, size, method): runs, failed rows, mean and worst
+        gap, median time, speed-up over the reference exact method, mean
+        certified gap, and the methods dominating it at that size.
 
-        Examples
-        --------
-        >>> from scheduling_opt.bench.runner import Row
-    from scheduling_opt.solution import Status
-        >>> def row(method, exact, gap, seconds):
-        ...     return Row("p", "s", 0, "i", method, exact, "optimal", 1.0, 1.0, gap, seconds, True, "")
-        >>> rows = [row("exact", True, 0.0, 2.0), row("h", False, 0.1, 0.5), row("h", False, 0.3, 1.5)]
-        >>> [(s.method, s.runs, round(s.mean_gap, 3), s.median_seconds, s.speedup) for s in summarize(rows)]
-        [('exact', 1, 0.0, 2.0, 1.0), ('h', 2, 0.2, 1.0, 2.0)]
+    Examples
+    --------
+    >>> from scheduling_opt.bench.runner import Row
+    >>> def row(method, exact, gap, seconds):
+    ...     return Row("p", "s", 0, "i", method, exact, "optimal", 1.0, 1.0, gap, seconds, True, "")
+    >>> rows = [row("exact", True, 0.0, 2.0), row("h", False, 0.1, 0.5), row("h", False, 0.3, 1.5)]
+    >>> [(s.method, s.runs, round(s.mean_gap, 3), s.median_seconds, s.speedup) for s in summarize(rows)]
+    [('exact', 1, 0.0, 2.0, 1.0), ('h', 2, 0.2, 1.0, 2.0)]
     """
     groups: dict[tuple[str, str, str], list[Row]] = {}
     for row in rows:

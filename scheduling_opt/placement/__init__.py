@@ -13,7 +13,7 @@ Methods: :func:`best_fit_decreasing` (``bfd``), :func:`round_up_consolidation`
 (``exact-cpsat``: the per-server model on CP-SAT), :func:`exact_pulp`
 (``exact-pulp``: an independent model on PuLP/CBC). The names
 ``exact_arcflow`` and ``exact_cbc`` of release 0.2 still work for one
-release, with a :class:`DeprecationWarning`.
+release, with a ``DeprecationWarning``.
 
 Examples
 --------
