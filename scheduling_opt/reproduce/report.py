@@ -303,7 +303,9 @@ def write_report(
         f"within 2x of the paper's number, *direction only* when it points the paper's way "
         f"outside that band, *not reproduced* otherwise; a level claim the paper places above "
         f"(or below) its baseline's is *not reproduced* when ours is not on that side of our "
-        f"baseline's, whatever its level (scheduling_opt/reproduce/verdict.py). "
+        f"baseline's, whatever its level, and *reproduced* only when its level and its "
+        f"difference from our baseline are both within 2x of the paper's "
+        f"(scheduling_opt/reproduce/verdict.py). "
         f"Point claims are judged at {where}"
         + (f" ({paper.sweep.why})" if paper.sweep is not None and paper.sweep.why else "")
         + "; seeds: every seed's number and how many point the paper's way.\n"

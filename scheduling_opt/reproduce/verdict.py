@@ -22,11 +22,15 @@ A level claim (``value``: a utilization, a preemption ratio) is judged by
 its level, within a factor of 2 of the paper's. When the paper also gives
 its baseline's level (Aryl Table 5: Aryl's training GPU usage 0.86 against
 the Baseline's 0.72), the paper's number has a *direction* too, above or
-below that baseline, and ours is judged against our own baseline as well:
+below that baseline, and a *size*, its difference from it (0.14), and ours
+is judged against our own baseline as well:
 
-- **reproduced**: ours on the paper's side of our baseline, and our level
-  within a factor of 2 of the paper's;
-- **direction only**: on the paper's side, the level outside that band;
+- **reproduced**: ours on the paper's side of our baseline, our level
+  within a factor of 2 of the paper's, and our difference from our
+  baseline within a factor of 2 of the paper's difference;
+- **direction only**: on the paper's side, the level or the difference
+  outside its band (Gandiva's usage 0.65154 against our Baseline's
+  0.65152: above it, by 0.00002 where the paper's is 0.07);
 - **not reproduced**: on the other side of our baseline, or equal to it
   (Aryl's usage 0.643 against our Baseline's 0.652: the paper's 0.86 is
   above its Baseline's 0.72), whatever the level;
@@ -131,8 +135,10 @@ def judge(
 
     >>> judge("value", 0.86, 0.643, paper_base=0.72, base=0.652).value
     'not reproduced'
-    >>> judge("value", 0.86, 0.70, paper_base=0.72, base=0.652).value
+    >>> judge("value", 0.86, 0.75, paper_base=0.72, base=0.652).value
     'reproduced'
+    >>> judge("value", 0.86, 0.70, paper_base=0.72, base=0.652).value  # +0.048 < 0.14 / 2
+    'direction only'
     >>> judge("value", 0.102, 0.0036, paper_base=0.187, base=0.0082).value
     'direction only'
     """
@@ -161,7 +167,9 @@ def _judge_level(
         return Verdict.REPRODUCED if inside else Verdict.NOT_REPRODUCED
     if (ours > base) - (ours < base) != want:
         return Verdict.NOT_REPRODUCED
-    return Verdict.REPRODUCED if inside else Verdict.DIRECTION
+    if inside and within(paper - paper_base, ours - base):
+        return Verdict.REPRODUCED
+    return Verdict.DIRECTION
 
 
 def same_direction(kind: str, paper: float, ours: float) -> bool:

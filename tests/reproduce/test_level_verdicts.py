@@ -28,20 +28,27 @@ def test_aryl_usage_below_our_baseline_is_not_reproduced() -> None:
     assert (claim.baseline, claim.paper, claim.paper_baseline) == ("fifo-no-loan", 0.86, 0.72)
     # 0.643 is within 2x of 0.86 (the old rule said "reproduced"), but below 0.652.
     assert judge_claim(claim, _usage(0.652, "aryl", 0.643)) is Verdict.NOT_REPRODUCED
-    # Above our baseline and within 2x of 0.86 (0.43 .. 1.72): reproduced.
-    assert judge_claim(claim, _usage(0.652, "aryl", 0.70)) is Verdict.REPRODUCED
+    # Above our baseline by 0.098 (the paper's 0.14 / 2 = 0.07 .. 0.28), and 0.75
+    # within 2x of 0.86 (0.43 .. 1.72): reproduced.
+    assert judge_claim(claim, _usage(0.652, "aryl", 0.75)) is Verdict.REPRODUCED
+    # Above, within 2x of 0.86, but by 0.048 < 0.07: direction only.
+    assert judge_claim(claim, _usage(0.652, "aryl", 0.70)) is Verdict.DIRECTION
     # Equal to our baseline: no change, as for a ratio of 1.
     assert judge_claim(claim, _usage(0.652, "aryl", 0.652)) is Verdict.NOT_REPRODUCED
-    # Above our baseline but below half the paper's 0.86 (0.43): direction only.
+    # Above our baseline by 0.12, but below half the paper's 0.86 (0.43): direction only.
     assert judge_claim(claim, _usage(0.30, "aryl", 0.42)) is Verdict.DIRECTION
     # Our baseline's run missing: no data, even though the level alone is in the band.
     assert judge_claim(claim, {"aryl": {"utilization": 0.8}}) is Verdict.NO_DATA
 
 
-def test_gandiva_usage_equal_to_the_baseline_is_not_reproduced() -> None:
+def test_gandiva_usage_by_a_hair_above_the_baseline_is_direction_only() -> None:
     claim = _claim("training GPU usage, Gandiva")
-    assert claim.paper_baseline == 0.72  # paper 0.79, above
+    assert claim.paper_baseline == 0.72  # paper 0.79, above by 0.07
     assert judge_claim(claim, _usage(0.652, "gandiva-scale", 0.652)) is Verdict.NOT_REPRODUCED
+    # The quick run's judged load: 0.65154 against 0.65152, above by 0.00002.
+    hair = _usage(0.65152, "gandiva-scale", 0.65154)
+    assert judge_claim(claim, hair) is Verdict.DIRECTION
+    # Above by 0.048 (0.035 .. 0.14): reproduced.
     assert judge_claim(claim, _usage(0.652, "gandiva-scale", 0.70)) is Verdict.REPRODUCED
 
 
