@@ -250,6 +250,8 @@ def _run_list() -> int:
                 t for t, on in (("default", m.name == problem.default), ("exact", m.exact)) if on
             )
             print(f"  {m.name}{f' ({tags})' if tags else ''}: {m.summary}")
+        for old, new in problem.renamed.items():
+            print(f"  {old}: renamed {new} (the old name warns, and goes in the next release)")
         if problem.size_grammar:
             print(f"  sizes: {problem.size_grammar}")
         for suite, sizes in problem.sizes.items():

@@ -150,3 +150,9 @@ def test_an_old_method_name_runs_with_a_warning(
         "scheduling-opt: warning: method 'exact-milp' of problem 'memory-split' is deprecated "
         "and will be removed in the next release; use 'exact-highs'"
     )
+
+
+def test_list_names_the_renamed_methods(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "  exact-milp: renamed exact-highs (the old name warns" in out
