@@ -20,7 +20,7 @@ from scheduling_opt.allocation.simulate import SECONDS_PER_STEP, plan_deadline, 
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mckp import Mckp, dp
 from scheduling_opt.model import Job
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 #: Largest phase-two knapsack (items: extra workers that fit, over all jobs).
 KNAPSACK_ITEM_LIMIT = 1_000_000
@@ -78,6 +78,7 @@ def sjf_key(
     return lambda item: (scaling.time(item[1], workers(item[1])), item[0])
 
 
+@named("two-phase")
 def two_phase(
     inp: AllocationInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[AllocationDecision]:

@@ -48,7 +48,7 @@ from scheduling_opt.batch_size.greedy import greedy
 from scheduling_opt.batch_size.model import BatchSizeInput, IntArray, Schedule
 from scheduling_opt.batch_size.search import ones
 from scheduling_opt.errors import InstanceTooLargeError
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Largest cluster (GPUs) on which ``auto`` tries the CP-SAT model first: the
 #: generated 64-GPU instances are proved in 0.06-0.8 units of work (0.2-1.1 s
@@ -65,6 +65,7 @@ AUTO_EXACT_WORK = 2.0
 AUTO_EXACT_SHARE = 0.5
 
 
+@named("auto")
 def auto(
     inp: BatchSizeInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[Schedule]:

@@ -68,7 +68,7 @@ from scheduling_opt.lease.formulation import (
 )
 from scheduling_opt.lease.greedy import Hint
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 __all__ = ["PACKING_ROUNDS", "PACKING_SECONDS", "TWO_STAGE_MIN_JOBS", "exact", "solve_highs"]
 
@@ -238,6 +238,7 @@ def solve_highs(
     return _one_stage(inp, model, time_limit)
 
 
+@named("exact")
 def exact(
     inp: LeaseInput,
     *,

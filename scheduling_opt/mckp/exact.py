@@ -29,9 +29,10 @@ from scheduling_opt.mckp._backend import empty, from_backend
 from scheduling_opt.mckp._reduce import fix, pad
 from scheduling_opt.mckp.dp import PAD_LIMIT
 from scheduling_opt.mckp.model import FloatArray, IntArray, Mckp, MckpDecision
-from scheduling_opt.solution import Seed, Solution, time_limit_of
+from scheduling_opt.solution import Seed, Solution, named, time_limit_of
 
 
+@named("exact")
 def exact(
     inp: Mckp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MckpDecision]:

@@ -29,7 +29,7 @@ from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import plain
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 
 def rooms_of(inp: PlacementInput, j: int, free: Sequence[int]) -> list[tuple[int, int]]:
@@ -265,6 +265,7 @@ def quasi_assign(inp: PlacementInput) -> list[Assignment | None]:
     return [placed.get(j) for j in range(inp.n_jobs)]
 
 
+@named("quasi")
 def quasi_consolidation(
     inp: PlacementInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[PlacementDecision]:

@@ -21,7 +21,7 @@ from scheduling_opt.reclaim.aryl_dp import aryl_dp_order
 from scheduling_opt.reclaim.bounds import fraction_bound
 from scheduling_opt.reclaim.milp import ModelConfig, build, reduce, solve_rows
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,7 @@ def solve_two_stage(
     return ExactOutcome(Status.OPTIMAL, red.unmerge(second.x), float(count), stats=stats)
 
 
+@named("exact-two-stage")
 def exact_two_stage(
     inp: ReclaimInput,
     *,

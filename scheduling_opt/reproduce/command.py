@@ -16,12 +16,12 @@ says it is partial and names every run it lacks.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.reproduce.grid import evaluate, judged_points, points
+from scheduling_opt.reproduce.grid import Judged, evaluate, judged_points, points
 from scheduling_opt.reproduce.papers import PAPERS, paper
 from scheduling_opt.reproduce.report import by_workload, claims_table, verdict_table, write_report
 from scheduling_opt.reproduce.workloads import MAX_DENSITY
@@ -204,12 +204,10 @@ def run(args: argparse.Namespace) -> int:
     if target is not None and any(not p.everywhere for p in chosen.policies):
         # Stage two: the runs made only at the judged density, which the
         # target's runs of stage one chose (the cache keeps stage one's runs).
-        judged = {
-            j.point.workload: j.point.density
-            for j in judged_points(chosen, points(results), quick=args.quick)
-        }
+        chosen_points = judged_points(chosen, points(results), quick=args.quick)
+        judged = {j.point.workload: j.point.density for j in chosen_points}
         if not args.quiet:
-            print(f"judged densities: {judged}")
+            print(judged_sentence(chosen_points))
         with as_options():
             stage_two = chosen.configs(args.quick, traces, densities, args.seeds, judged)
         results = sweep(overhead(stage_two, args))
@@ -227,6 +225,22 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"wrote {path}")
     return 0
+
+
+def judged_sentence(judged: Sequence[Judged]) -> str:
+    """The line that says where the claims are judged, and why (before stage two runs there).
+
+    Examples
+    --------
+    >>> from scheduling_opt.reproduce.grid import Point
+    >>> j = Judged(Point("excerpt", 1.6, ()), "the Baseline's usage 0.652 (paper 0.72)")
+    >>> print(judged_sentence([j]))
+    Claims judged at excerpt x1.6 (the Baseline's usage 0.652 (paper 0.72)); running the judged-load policies there.
+    """
+    if not judged:
+        return "No judged load found (a run is missing): the judged-load policies are not run."
+    where = "; ".join(f"{j.point.label} ({j.why})" for j in judged)
+    return f"Claims judged at {where}; running the judged-load policies there."
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from scheduling_opt.sim.ones_workload import OnesSpec
 from scheduling_opt.sim.registry import policy_spec
 from scheduling_opt.sim.sweep import RunConfig
 from scheduling_opt.sim.synthetic import SyntheticSpec
+from scheduling_opt.suggest import did_you_mean
 
 #: The Chronus-Philly workloads by file stem (P_SLO, P_MIX1, P_MIX2).
 TRACE_FILES = {
@@ -61,6 +62,9 @@ class Claim:
     ``skip_on``: base workloads the claim does not speak of (their runs
     have none of the jobs its metric counts, e.g. best-effort JCT on an
     SLO-only trace): no row there, and not in an "up to" maximum.
+    ``paper_baseline``: a ``value`` claim's baseline level in the paper
+    (Aryl's usage 0.86 against the Baseline's 0.72): the claim is then
+    also judged by its side of ``baseline``'s level.
     The verdict rule is :func:`scheduling_opt.reproduce.verdict.judge`.
 
     Examples
@@ -88,6 +92,7 @@ class Claim:
     note: str = ""
     over: tuple[str, ...] = ()
     skip_on: tuple[str, ...] = ()
+    paper_baseline: float | None = None
 
     def against(self, metrics: Mapping[str, Mapping[str, float]], baseline: str) -> float | None:
         """Our number against ``baseline`` (None when a run is missing or 0 divides)."""
@@ -782,7 +787,15 @@ ARYL = PaperSet(
         PolicyRun(p, everywhere=p not in aryl_set.ARYL_JUDGED_ONLY) for p in aryl_set.ARYL_POLICIES
     ),
     claims=tuple(
-        Claim(what, metric, kind, paper, base, policy)  # type: ignore[arg-type]
+        Claim(
+            what,
+            metric,
+            kind,  # type: ignore[arg-type]
+            paper,
+            base,
+            policy,
+            paper_baseline=aryl_set.LEVELS.get(what),
+        )
         for what, metric, kind, paper, base, policy in aryl_set.ARYL_CLAIMS
     ),
     full=(("P_MIX2", TRACE_FILES["P_MIX2"]),),
@@ -819,5 +832,8 @@ def paper(name: str) -> PaperSet:
     """The set of paper ``name`` (InvalidInstanceError naming the known ones)."""
     found = PAPERS.get(name)
     if found is None:
-        raise InvalidInstanceError("PAPER", f"unknown paper {name!r}; known: {sorted(PAPERS)}")
+        hint = did_you_mean(name, PAPERS)
+        raise InvalidInstanceError(
+            "PAPER", f"unknown paper {name!r}{hint}; known: {sorted(PAPERS)}"
+        )
     return found

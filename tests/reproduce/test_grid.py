@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -184,6 +185,11 @@ def test_command_density_and_seeds_override_and_the_report_has_verdicts_and_a_sw
     assert "## Load sweep" in report
     assert "| x0.5 | x1 |" in report  # exactly the densities asked for
     assert "x2" not in report.split("## Load sweep")[1].split("\n")[3]
+    # The workload "syn x0.5" writes to syn-x0.5/: no link of the report holds a space.
+    links = re.findall(r"\]\(([^)]*)\)", report)
+    assert "syn-x0.5/jct_cdf.png" in links
+    assert [link for link in links if " " in link] == []
+    assert all((tmp_path / link).is_file() for link in links)
     for bad in ("0", "a"):
         with pytest.raises(InvalidInstanceError, match="--density"):
             run(_args("chronus", "--quick", "--density", bad, "--out", str(tmp_path)))

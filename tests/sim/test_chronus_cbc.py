@@ -28,7 +28,10 @@ from scheduling_opt.sim.policies.chronus.artifact import mip as chronus_mip
 from scheduling_opt.sim.policies.chronus.artifact.cbc import Row, Selection
 from scheduling_opt.sim.policies.chronus.policy import Chronus
 
-_MIP = pytest.mark.skipif(not chronus_mip.mip_available(), reason="python-mip not installed")
+_MIP = pytest.mark.skipif(
+    not chronus_mip.mip_available(),
+    reason="python-mip is not installed (the 'parity' extra, Python < 3.12)",
+)
 Solver = Callable[..., Selection | None]
 SOLVERS = [
     pytest.param(chronus_cbc.select, id="pulp-cbc"),

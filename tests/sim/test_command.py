@@ -167,7 +167,10 @@ def test_many_runs_draw_their_plots_without_a_warning(tmp_path: Path) -> None:
     # (48 runs in one legend) made tight_layout warn on stderr at exit 0.
     import warnings
 
-    pytest.importorskip("matplotlib")
+    pytest.importorskip(
+        "matplotlib",
+        reason="matplotlib is not installed: the plots need the 'test' or 'bench' extra",
+    )
     argv = ["--workload", "synthetic", "--synthetic-jobs", "2", "--seeds", "8"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

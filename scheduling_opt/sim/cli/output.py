@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from scheduling_opt.metrics import GLOSSARY_LINE
 from scheduling_opt.sim.limits import check_timeline
 from scheduling_opt.sim.results import JobRecord, job_records, sample
 from scheduling_opt.sim.sweep import RunResult
@@ -213,7 +215,7 @@ def report(
 ) -> str:
     """``report.md``: the workload, the table, the plots (times in ``unit``)."""
     first = results[0] if results else None
-    parts = ["# Simulation report\n"]
+    parts = ["# Simulation report\n", GLOSSARY_LINE + "\n"]
     if first is not None:
         c = first.config
         parts.append(
@@ -229,7 +231,7 @@ def report(
     if note:
         parts.append(f"\n{note}\n")
     for p in plots:
-        parts.append(f"\n![{p}]({p})\n")
+        parts.append(f"\n![{p}]({quote(p)})\n")
     return "\n".join(parts)
 
 

@@ -1,4 +1,4 @@
-"""Exact placement by CP-SAT: maximize the total allocation reward RW (method ``exact``).
+"""Exact placement by CP-SAT: maximize the total allocation reward RW (method ``exact-cpsat``).
 
 Variables per job j and eligible server s with room: ``x[j,s]`` workers,
 ``y[j,s]`` whether j uses s; per job and span k: ``w[j,k]`` whether j spans
@@ -46,7 +46,7 @@ from scheduling_opt.placement.model import (
     PlacementInput,
     decide,
 )
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Seconds to build one worker variable ``x[j,s]`` (with its use indicator and
 #: rows) and for CP-SAT to load it, measured on a loaded 2-core machine (17 +
@@ -175,6 +175,7 @@ def _model(
     return model, x
 
 
+@named("exact-cpsat")
 def exact_cpsat(
     inp: PlacementInput,
     *,
@@ -183,7 +184,7 @@ def exact_cpsat(
     objective: Objective = "rw",
     hint: bool = True,
 ) -> Solution[PlacementDecision]:
-    """Solve the placement integer program with CP-SAT (method ``exact``).
+    """Solve the placement integer program with CP-SAT (method ``exact-cpsat``).
 
     Parameters
     ----------

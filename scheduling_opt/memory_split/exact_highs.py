@@ -1,4 +1,4 @@
-"""The memory split's MCKP through HiGHS (method ``exact-milp``), a cross-check of ``exact``.
+"""The memory split's MCKP through HiGHS (method ``exact-highs``), a cross-check of ``exact``.
 
 The model of :func:`~scheduling_opt.memory_split.exact.to_mckp` solved by
 :func:`scheduling_opt.mckp.exact` (binary per chunk count above the
@@ -13,13 +13,14 @@ from scheduling_opt import mckp
 from scheduling_opt.memory_split._solution import infeasible, solution_of
 from scheduling_opt.memory_split.exact import base_speed, from_choice, to_mckp
 from scheduling_opt.memory_split.model import MemorySplitDecision, MemorySplitInput
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 
-def exact_milp(
+@named("exact-highs")
+def exact_highs(
     inp: MemorySplitInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MemorySplitDecision]:
-    """The split's MCKP solved by HiGHS (method ``exact-milp``).
+    """The split's MCKP solved by HiGHS (method ``exact-highs``; ``exact-milp`` in release 0.2).
 
     Parameters
     ----------
@@ -43,7 +44,7 @@ def exact_milp(
     --------
     >>> from scheduling_opt.memory_split import MemorySplitInput, OpportunisticJob, PRESETS
     >>> job = OpportunisticJob("sr", 4.0, PRESETS["sr"])
-    >>> sol = exact_milp(MemorySplitInput(8.0, (job,), 6.0, 1.0), time_limit=10)
+    >>> sol = exact_highs(MemorySplitInput(8.0, (job,), 6.0, 1.0), time_limit=10)
     >>> sol.status.value, dict(sol.decision.chunks)
     ('optimal', {'sr': 2})
 
