@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
-from scheduling_opt.sim.command import DEFAULT_OUT
+from scheduling_opt.sim.cli.simulate import DEFAULT_OUT
 
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = [

@@ -16,7 +16,7 @@ from scheduling_opt.metrics import GLOSSARY_LINE
 from scheduling_opt.reproduce import PAPERS
 from scheduling_opt.reproduce.report import write_report
 from scheduling_opt.reproduce.verdict import Verdict
-from scheduling_opt.sim.output import TABLE, report
+from scheduling_opt.sim.cli.output import TABLE, report
 from scheduling_opt.sim.results import METRIC_KEYS, JobRecord
 from scheduling_opt.solution import Status
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import plain, read_int, read_number, show
 from scheduling_opt.sim.cluster import ClusterSpec
+from scheduling_opt.suggest import close_matches
 
 if TYPE_CHECKING:
     from scheduling_opt.sim.protocol import Policy
@@ -309,14 +310,12 @@ class PolicySpec:
 
 def unknown_key(spec: PolicySpec, key: str) -> str:
     """The message for a parameter ``key`` that ``spec`` does not declare."""
-    from difflib import get_close_matches
-
     if key in spec.fixed:
         return f"{key!r} is fixed by this variant ({key}={spec.fixed[key]!r})"
     names = [p.name for p in spec.params if p.name not in spec.fixed]
     if not names:
         return f"unknown parameter {key!r}: this policy takes none"
-    close = get_close_matches(key, names, n=1)
+    close = close_matches(key, names)[:1]
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown parameter {key!r}{hint}; accepted: {', '.join(names)}"
 

@@ -30,7 +30,6 @@ import sys
 import typing
 import warnings
 from collections.abc import Iterable, Mapping
-from difflib import get_close_matches
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -41,6 +40,7 @@ from scheduling_opt.sim.cluster import ClusterSpec
 from scheduling_opt.sim.declare import Factory, Kind, Param, PolicySpec, Semantics, unknown_key
 from scheduling_opt.sim.protocol import Policy
 from scheduling_opt.sim.workload import Workload
+from scheduling_opt.suggest import close_matches
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -109,7 +109,7 @@ def policy_spec(name: object, option: str = "policy") -> PolicySpec:
     catalog = _catalog()
     spec = catalog.get(name) if isinstance(name, str) else None
     if spec is None:
-        close = get_close_matches(name, list(catalog), n=3) if isinstance(name, str) else []
+        close = close_matches(name, catalog) if isinstance(name, str) else []
         hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
         raise InvalidInstanceError(
             option,
