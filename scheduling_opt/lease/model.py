@@ -134,7 +134,7 @@ def _lease_job(job: Job, inp: LeaseInput, i: int) -> LeaseJob:
             )
     gpus = round_up_gpus(job.max_gpus) if inp.round_up else job.max_gpus
     if gpus > inp.capacity:
-        # One rule for every problem (issue 17): a job that can never fit is
+        # One rule for every problem: a job that can never fit is
         # refused, not silently left out of every schedule.
         charged = f" (rounded up to {gpus})" if gpus != job.max_gpus else ""
         raise InvalidInstanceError(

@@ -288,8 +288,8 @@ class PlacementInput:
 def _check_fits(job: Job, n: int, servers: Sequence[Server], jobs: Sequence[Job]) -> None:
     """Refuse a job whose ``n`` workers cannot fit even on its empty servers.
 
-    The library's one rule for a job bigger than the cluster (issue 17 item
-    16, docs/architecture.md): such a job is a malformed instance, refused
+    The library's one rule for a job bigger than the cluster
+    (docs/architecture.md): such a job is a malformed instance, refused
     naming the job and the numbers, never silently left unplaced. A worker
     needs all its GPUs on one server, so the servers of the job's GPU type
     that training may use hold at most ``sum(cap // gpus_per_worker)`` of
@@ -375,7 +375,7 @@ def check_assign(inp: PlacementInput, assign: Sequence[Assignment | None]) -> No
     One entry per job to place, each None (unplaced) or ``(server index,
     workers)`` pairs with distinct in-range servers, at least one worker each
     and at most the job's widest span (a short list used to leave jobs out
-    silently, an index past the end raised IndexError; issue 17 item 18).
+    silently, an index past the end raised IndexError).
     What the shape allows but the problem forbids (an over-full server, the
     wrong worker count, a server of the wrong type) is the checker's to refuse.
     """

@@ -304,7 +304,7 @@ class PolicySpec:
         return {**defaults, **out}
 
     def make(self, workload: Workload, cluster: ClusterSpec, given: Mapping[str, object]) -> Policy:
-        """A fresh policy for one run (parameters resolved by :meth:`resolve`, then the fixed)."""
+        """A fresh policy for one run (parameters resolved by :meth:`PolicySpec.resolve`, then the fixed)."""
         return self.factory(workload, cluster, **{**self.resolve(given), **self.fixed})
 
 

@@ -239,7 +239,7 @@ def _crossing_tolerance(now: float, gpus: int) -> float:
     away: its demotion timer then lands after this call's due timers
     (``before_walk`` pops those up to ``now + 1e-9``). With a fixed 1e-9 a
     job at t = 10^9 (resolution 1.2e-7) got a timer at ``now`` again and
-    again: one call never returned (found by the simulator fuzz, issue 27).
+    again: one call never returned (found by the simulator fuzz).
     """
     return gpus * (1e-9 + 2.0 * math.ulp(now))
 
@@ -377,7 +377,7 @@ class Tiresias(_Preemptive):
             # 1e-9..held x 1e-9 short, held large) would be re-timed to a
             # crossing that before_walk pops again at once, at the same
             # instant, for ever (the bundled day on 30 x 8 GPUs hung, growing
-            # past 6 GB; issue 24: 2x P_MIX2's density). The timer goes just
+            # past 6 GB: 2x P_MIX2's density). The timer goes just
             # past the pop tolerance, where it crosses: nextafter keeps it past
             # now + 1e-9 even where the clock's ulp exceeds 1e-9.
             at = max(at, math.nextafter(now + 1e-9, math.inf))
