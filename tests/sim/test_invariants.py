@@ -167,3 +167,24 @@ def test_every_declared_policy_is_in_these_tests() -> None:
         "afs",
         "fifo-no-loan",
     } <= set(policy_names())
+
+
+def test_every_policy_has_a_fingerprint_case() -> None:
+    # benchmarks/sim_fingerprints.py proves a refactor changed no decision:
+    # its fast set must run every registered policy, and each case be recorded.
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "sim_fingerprints", root / "benchmarks" / "sim_fingerprints.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cases = module.cases("fast")
+    assert {c.policy for c in cases.values()} == set(policy_names())
+    recorded = json.loads((root / "benchmarks" / "sim-fingerprints.json").read_text())
+    assert set(cases) <= set(recorded)

@@ -45,6 +45,8 @@ TABLE = (
     ("best_effort_jct_mean", "BE JCT ({unit})", "{:.1f}"),
     ("preemption_ratio", "preemption ratio (per job)", "{:.3f}"),
 )
+#: Runs a cache note names before it counts the rest.
+CACHE_NAMES = 8
 #: The time unit of every workload the command line reads: Chronus-Philly
 #: traces (the bundled excerpt included) and the synthetic generator.
 TIME_UNIT = "minutes"
@@ -157,9 +159,12 @@ def cache_note(results: Sequence[RunResult]) -> str:
     cached = [f"{r.config.name} (seed {r.config.seed})" for r in results if r.from_cache]
     if not cached:
         return ""
+    shown = ", ".join(cached[:CACHE_NAMES])
+    if len(cached) > CACHE_NAMES:
+        shown += f" and {len(cached) - CACHE_NAMES} more"
     return (
         f"From the cache ({len(cached)} of {len(results)} runs, made earlier with this "
-        f"configuration, data and code): {', '.join(cached)}; --no-cache runs them again."
+        f"configuration, data and code): {shown}; --no-cache runs them again."
     )
 
 
