@@ -242,3 +242,19 @@ def test_a_bad_parameter_on_the_command_line_is_one_line_and_exit_2(tmp_path: Pa
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "aged-sjf: aging: must be >= 0" in done.stderr
+
+
+@pytest.mark.slow
+def test_the_docs_page_blocks_run_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    text = (ROOT / "docs" / "write-a-policy.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 4
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "docs/write-a-policy.md", "exec"), namespace)
+    test = namespace["test_aged_sjf_finishes_every_job_after_its_submission"]
+    assert callable(test)
+    test()
