@@ -20,24 +20,14 @@ from scheduling_opt.sim import (
     policy_names,
     simulate,
 )
-from scheduling_opt.sim.ones_workload import OnesSpec
-from scheduling_opt.sim.ones_workload import generate as generate_ones
-from scheduling_opt.testing import sim_workloads
-from tests.sim.helpers import by_id
+from tests.sim.helpers import by_id, workloads_for
 
 ONES = policy_names("ones")
 #: MILP or search at every call: in the full suite.
 HEAVY = ("3sigma", "chronus-exact", "ones", "ones-exact", "aryl-plus", "aryl-exact")
 
 
-def _jobs(name: str) -> st.SearchStrategy[list[SimJob]]:
-    if name in ONES:
-        return st.builds(
-            lambda n, seed: list(generate_ones(OnesSpec(jobs=n), seed).jobs),
-            st.integers(1, 6),
-            st.integers(0, 2**16),
-        )
-    return sim_workloads()
+_jobs = workloads_for
 
 
 COSTS = st.builds(

@@ -32,6 +32,26 @@ _MEMORY = Param(
     optional=True,
 )
 
+_GANDIVA = (
+    Param(
+        "pack_slowdown",
+        "float",
+        PACK_SLOWDOWN,
+        "each packed job's slowdown (AntMan §5.1's measurement)",
+        low=0.0,
+        high=1.0,
+    ),
+    Param(
+        "slice_overhead",
+        "float",
+        0.0,
+        "share of a time-sliced pair's time lost to suspend-resume",
+        low=0.0,
+        high=1.0,
+    ),
+    _MEMORY,
+)
+
 
 def _antman(
     workload: Workload, cluster: ClusterSpec, quotas: Mapping[str, int] | None, **params: Any
@@ -89,25 +109,7 @@ SPECS: tuple[PolicySpec, ...] = (
         "gandiva",
         "Gandiva's time slicing, packing by measured throughput, and migration",
         _gandiva,
-        (
-            Param(
-                "pack_slowdown",
-                "float",
-                PACK_SLOWDOWN,
-                "each packed job's slowdown (AntMan §5.1's measurement)",
-                low=0.0,
-                high=1.0,
-            ),
-            Param(
-                "slice_overhead",
-                "float",
-                0.0,
-                "share of a time-sliced pair's time lost to suspend-resume",
-                low=0.0,
-                high=1.0,
-            ),
-            _MEMORY,
-        ),
+        _GANDIVA,
         fixed={"mode": "full"},
         family=FAMILY,
     ),
@@ -115,25 +117,7 @@ SPECS: tuple[PolicySpec, ...] = (
         "gandiva-pack",
         "greedy packing only (AntMan §5.2's Gandiva baseline)",
         _gandiva,
-        (
-            Param(
-                "pack_slowdown",
-                "float",
-                PACK_SLOWDOWN,
-                "each packed job's slowdown (AntMan §5.1's measurement)",
-                low=0.0,
-                high=1.0,
-            ),
-            Param(
-                "slice_overhead",
-                "float",
-                0.0,
-                "share of a time-sliced pair's time lost to suspend-resume",
-                low=0.0,
-                high=1.0,
-            ),
-            _MEMORY,
-        ),
+        _GANDIVA,
         fixed={"mode": "pack"},
         family=FAMILY,
     ),
