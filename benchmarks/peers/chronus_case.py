@@ -103,11 +103,19 @@ def place(
 
 
 class Calls:
-    """Times and counts of the replaced calls."""
+    """Times and counts of the replaced calls (each selection also appended to a JSONL file)."""
 
-    def __init__(self) -> None:
+    def add(self, rec: dict[str, Any]) -> None:
+        """Keep a selection's record, and write it out at once (a long run may be stopped)."""
+        self.milp.append(rec)
+        if self.log is not None:
+            with self.log.open("a") as f:
+                f.write(json.dumps(rec) + "\n")
+
+    def __init__(self, log: Path | None = None) -> None:
         self.selection = SelectionStats()
         self.milp: list[dict[str, Any]] = []
+        self.log = log
         self.placement_seconds: list[float] = []
         self.placed_jobs = 0
         self.unplaced_jobs = 0
@@ -166,7 +174,7 @@ def patch(variant: str, shadow: bool, table: TableModel, calls: Calls) -> None:
                     value_list, required_resource_list, resource_num_list, objective, sm, soft
                 )
                 rec["cbc"] = list(got) if got is not None else None
-            calls.milp.append(rec)
+            calls.add(rec)
             return ans.solution_matrix, ans.soft_matrix
         t0 = time.process_time()
         sm, soft = original(self, *args, max_seconds=max_seconds)
@@ -175,7 +183,7 @@ def patch(variant: str, shadow: bool, table: TableModel, calls: Calls) -> None:
             value_list, required_resource_list, resource_num_list, objective, sm, soft
         )
         rec["cbc"] = list(got) if got is not None else None
-        calls.milp.append(rec)
+        calls.add(rec)
         return sm, soft
 
     solver_mod.MIPSolver.job_selection = job_selection
@@ -281,7 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     trace = Path(args.trace)
     if args.until is not None:
         trace = first_rows(trace, args.until, Path(f"data/exp/first_{args.until}.csv"))
-    calls = Calls()
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    journal = Path(args.out) / "peer_calls.jsonl"
+    journal.unlink(missing_ok=True)
+    calls = Calls(journal)
     table = load_table(code / "data/exp/model_info.json")
     patch(args.variant, args.shadow, table, calls)
     instrument(calls, {"variant": args.variant, "trace": str(trace), "until": args.until})
