@@ -142,10 +142,8 @@ def solve_round(rnd: SiaRound) -> tuple[list[int | None], bool]:
     if any(c < 0 for c in rnd.capacity):
         raise RuntimeError(f"jobs kept in checkpoint-restore exceed a type's GPUs: {rnd.capacity}")
     if len(rnd.capacity) == 1:
-        groups = [[(it.gpus, it.gain) for it in g] for g in rnd.groups]
-        if rnd.integral:
-            groups = [[(w, float(round(v * 100))) for w, v in g] for g in groups]
-        sol = core(Mckp.from_groups(groups, rnd.capacity[0]))
+        values = rnd.hundredths.astype(np.float64) if rnd.integral else rnd.gain
+        sol = core(Mckp(rnd.capacity[0], rnd.gpus, values, rnd.offsets))
         assert sol.decision is not None
         return list(sol.decision.choice), sol.status is Status.OPTIMAL
     return solve_types(rnd)
@@ -167,12 +165,13 @@ def columns_of(rnd: SiaRound, choice: Sequence[int | None]) -> dict[str, int | N
     out: dict[str, int | None] = dict(rnd.forced)
     for g, name in enumerate(rnd.jobs):
         i = choice[g]
-        out[name] = None if i is None else rnd.groups[g][i].column
+        out[name] = None if i is None else int(rnd.column[int(rnd.offsets[g]) + i])
     return out
 
 
-def apply(policy: Any, optim_params: Any, rnd: SiaRound, chosen: dict[str, int | None]) -> Any:
-    """Sia's bookkeeping and return value for the chosen columns (as its method does)."""
+def apply(policy: Any, optim_params: Any, rnd: SiaRound, choice: Sequence[int | None]) -> Any:
+    """Sia's bookkeeping and return value for the library's choice (as its method does)."""
+    chosen = columns_of(rnd, choice)
     rigid_jobs, rigid_speedup, rigid_replicas, _ = optim_params["rigid"]
     adaptive_jobs, adaptive_speedup, _ = optim_params["adaptive"]
     rigid_speedup = np.asarray(rigid_speedup).reshape(len(rigid_jobs), len(policy.cluster_ordering))
@@ -204,7 +203,7 @@ def apply(policy: Any, optim_params: Any, rnd: SiaRound, chosen: dict[str, int |
             cluster_allocs.setdefault(cname, {})[name] = (nodes, n)
             effective[name] = adaptive_speedup[i, c]
         policy.prev_allocs_v2["adaptive"][name] = c
-    policy.objective_values.append(rnd.sia_objective(total_gain(rnd, _choice(rnd, chosen))))
+    policy.objective_values.append(rnd.sia_objective(total_gain(rnd, choice)))
     policy.effective_gpus.append(effective)
     active = set(rigid_jobs) | set(adaptive_jobs)
     for kind in ("rigid", "adaptive"):
@@ -214,24 +213,11 @@ def apply(policy: Any, optim_params: Any, rnd: SiaRound, chosen: dict[str, int |
     return job_allocs, cluster_allocs
 
 
-def _choice(rnd: SiaRound, chosen: dict[str, int | None]) -> list[int | None]:
-    """Back from columns to item indices per free job."""
-    out: list[int | None] = []
-    for g, name in enumerate(rnd.jobs):
-        col = chosen[name]
-        out.append(
-            None
-            if col is None
-            else next(i for i, it in enumerate(rnd.groups[g]) if it.column == col)
-        )
-    return out
-
-
 def ours(policy: Any, optim_params: Any, job_weights: Any, non_preemptible: Any) -> Any:
     """The replacement of ``__solve_mip_rescaled``: map, solve, apply."""
     rnd = round_of(policy, optim_params, job_weights, non_preemptible)
     choice, _ = solve_round(rnd)
-    return apply(policy, optim_params, rnd, columns_of(rnd, choice))
+    return apply(policy, optim_params, rnd, choice)
 
 
 # --------------------------------------------------------------------------- the run
@@ -271,7 +257,7 @@ class Recorder:
                 rec["ours_obj"] = rnd.sia_objective(total_gain(rnd, choice))
                 rec["ours_proven"] = proven
                 mine = columns_of(rnd, choice)
-                rec["jobs"], rec["items"] = len(rnd.jobs), sum(len(g) for g in rnd.groups)
+                rec["jobs"], rec["items"] = len(rnd.jobs), len(rnd.gain)
                 rec["types"] = len(rnd.capacity)
                 rec["used"] = used_gpus(rnd, choice)
             params = copy.deepcopy(optim_params)
@@ -372,7 +358,7 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
         rec["ours_cpu_ms"] = (time.process_time() - c0) * 1e3
         rec["ours_obj"] = rnd.sia_objective(total_gain(rnd, choice))
         rec["ours_proven"] = proven
-        rec["jobs"], rec["items"] = len(rnd.jobs), sum(len(g) for g in rnd.groups)
+        rec["jobs"], rec["items"] = len(rnd.jobs), len(rnd.gain)
         params = copy.deepcopy(snap["optim_params"])
         t0, c0 = time.perf_counter(), time.process_time()
         with quiet():

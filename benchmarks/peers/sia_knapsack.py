@@ -46,38 +46,36 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 #: Gains are hundredths when A is rounded to two decimals, lambda_n has two
 #: and every job weight is 1: scaled by this they are integers.
 SCALE = 100
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One (job, configuration) choice: its GPU type, GPUs and gain."""
-
-    column: int  # the configuration (adaptive) or GPU type (rigid) index
-    gpu_type: int
-    gpus: int
-    gain: float
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class SiaRound:
-    """One round's MIP as a knapsack: groups of items per job, capacities per type.
+    """One round's MIP as a knapsack: flat item arrays grouped by job, capacities per type.
 
-    ``groups[g]`` lists the worthwhile items of job ``jobs[g]`` (free jobs
-    only); ``forced`` maps a job to the column it keeps; ``capacity[t]``
-    is type ``t``'s GPUs left after the forced jobs; ``base`` is the
-    objective of the forced part plus ``lambda_n N`` (what Sia's objective
-    is when nothing else is allocated), ``sign`` -1 for Sia's minimization
-    (``p < 0``) and +1 for its maximization; ``integral`` tells whether
-    the gains are whole multiples of ``1 / SCALE``.
+    Group ``g`` (job ``jobs[g]``, free jobs only) holds items
+    ``offsets[g]:offsets[g+1]``: its worthwhile configurations, each with
+    its ``column`` (configuration index for an adaptive job, GPU type index
+    for a rigid one), ``gpu_type``, ``gpus`` and ``gain``. ``forced`` maps
+    a job in a checkpoint-restore to the column it keeps; ``capacity[t]`` is
+    type ``t``'s GPUs left after the forced jobs; ``base`` is Sia's
+    objective when nothing else is allocated (``lambda_n N`` plus the
+    forced part), ``sign`` -1 for its minimization (``p < 0``), +1 for its
+    maximization; ``integral`` tells whether the gains are whole multiples
+    of ``1 / SCALE`` (then ``hundredths`` holds them as integers).
     """
 
     jobs: tuple[str, ...]
-    rigid: tuple[bool, ...]
-    groups: tuple[tuple[Item, ...], ...]
+    column: IntArray
+    gpu_type: IntArray
+    gpus: IntArray
+    gain: FloatArray
+    hundredths: IntArray
+    offsets: IntArray
     forced: Mapping[str, int]
     capacity: tuple[int, ...]
     base: float
@@ -87,6 +85,11 @@ class SiaRound:
     def sia_objective(self, gain: float) -> float:
         """Sia's objective (cvxpy's ``problem.value``) of a selection of total ``gain``."""
         return self.base - gain if self.sign < 0 else self.base + gain
+
+    def items(self, choice: Sequence[int | None]) -> IntArray:
+        """Flat indices of the chosen items (one per group that chose)."""
+        idx = [int(self.offsets[g]) + i for g, i in enumerate(choice) if i is not None]
+        return np.asarray(idx, dtype=np.int64)
 
 
 def rescale(
@@ -135,58 +138,74 @@ def build_round(
 
     Rows of ``weights`` are in Sia's order: adaptive jobs first, then rigid
     jobs. ``forced`` maps a job in a checkpoint-restore to the column it
-    keeps. O(N K) for N jobs and K configurations.
+    keeps. O(N K) numpy work for N jobs and K configurations.
     """
     sign = -1 if p < 0 else 1
-    a_rigid = power_up(rescale(rigid_speedup, rigid_factors, rigid_prev), p, clip)
+    n_adapt, n_rigid = len(adaptive_jobs), len(rigid_jobs)
+    n_types = len(type_gpus)
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
     a_adapt = power_up(rescale(adaptive_speedup, adaptive_factors, adaptive_prev), p, clip)
-    n_adapt = len(adaptive_jobs)
-    capacity = [int(c) for c in type_gpus]
-    jobs: list[str] = []
-    rigid: list[bool] = []
-    groups: list[tuple[Item, ...]] = []
-    base = lambda_n * (len(adaptive_jobs) + len(rigid_jobs))
-    integral = abs(lambda_n * SCALE - round(lambda_n * SCALE)) < 1e-9 and all(
-        w == 1.0 for w in weights
+    a_rigid = power_up(rescale(rigid_speedup, rigid_factors, rigid_prev), p, clip)
+    n_cfg = a_adapt.shape[1] if n_adapt else len(config_gpus)
+    # One row per job (adaptive, then rigid), one column per configuration or type.
+    g_adapt = (
+        (lambda_n - w[:n_adapt, None] * a_adapt)
+        if sign < 0
+        else (w[:n_adapt, None] * a_adapt - lambda_n)
     )
-
-    def add(name: str, is_rigid: bool, items: list[Item]) -> None:
-        nonlocal base
+    g_rigid = (
+        (lambda_n - w[n_adapt:, None] * a_rigid)
+        if sign < 0
+        else (w[n_adapt:, None] * a_rigid - lambda_n)
+    )
+    col_adapt = np.broadcast_to(np.arange(n_cfg), (n_adapt, n_cfg))
+    typ_adapt = np.broadcast_to(np.asarray(config_type, np.int64), (n_adapt, n_cfg))
+    gpu_adapt = np.broadcast_to(np.asarray(config_gpus, np.int64), (n_adapt, n_cfg))
+    col_rigid = np.broadcast_to(np.arange(n_types), (n_rigid, n_types))
+    reps = np.asarray(rigid_replicas, np.int64).reshape(-1, 1)
+    gpu_rigid = np.broadcast_to(reps, (n_rigid, n_types))
+    capacity = [int(c) for c in type_gpus]
+    base = lambda_n * (n_adapt + n_rigid)
+    names = [*adaptive_jobs, *rigid_jobs]
+    free_rows: list[int] = []
+    for r, name in enumerate(names):
         keep = forced.get(name)
-        if keep is not None:
-            item = next(it for it in items if it.column == keep)
-            capacity[item.gpu_type] -= item.gpus
-            base += -item.gain if sign < 0 else item.gain
-            return
-        jobs.append(name)
-        rigid.append(is_rigid)
-        groups.append(tuple(it for it in items if it.gain > 1e-9))
-
-    for i, name in enumerate(adaptive_jobs):
-        w = float(weights[i])
-        row = [
-            Item(
-                c, int(config_type[c]), int(config_gpus[c]), _gain(w, a_adapt[i, c], lambda_n, sign)
-            )
-            for c in range(a_adapt.shape[1])
-        ]
-        add(name, False, row)
-    for i, name in enumerate(rigid_jobs):
-        w = float(weights[n_adapt + i])
-        row = [
-            Item(t, t, int(rigid_replicas[i]), _gain(w, a_rigid[i, t], lambda_n, sign))
-            for t in range(a_rigid.shape[1])
-        ]
-        add(name, True, row)
-    if integral:
-        groups = [
-            tuple(Item(it.column, it.gpu_type, it.gpus, round(it.gain * SCALE) / SCALE) for it in g)
-            for g in groups
-        ]
+        if keep is None:
+            free_rows.append(r)
+            continue
+        if r < n_adapt:
+            t, g, gain = int(config_type[keep]), int(config_gpus[keep]), float(g_adapt[r, keep])
+        else:
+            t, g, gain = keep, int(reps[r - n_adapt, 0]), float(g_rigid[r - n_adapt, keep])
+        capacity[t] -= g
+        base += -gain if sign < 0 else gain
+    adapt_rows = [r for r in free_rows if r < n_adapt]
+    rigid_rows = [r - n_adapt for r in free_rows if r >= n_adapt]
+    parts = [
+        (g_adapt[adapt_rows], col_adapt[adapt_rows], typ_adapt[adapt_rows], gpu_adapt[adapt_rows]),
+        (g_rigid[rigid_rows], col_rigid[rigid_rows], col_rigid[rigid_rows], gpu_rigid[rigid_rows]),
+    ]
+    gain_l, col_l, typ_l, gpu_l, count_l = [], [], [], [], []
+    for gain_m, col_m, typ_m, gpu_m in parts:
+        keep_m = gain_m > 1e-9  # an item of gain <= 0 never beats leaving the job out
+        gain_l.append(gain_m[keep_m])
+        col_l.append(col_m[keep_m])
+        typ_l.append(typ_m[keep_m])
+        gpu_l.append(gpu_m[keep_m])
+        count_l.append(keep_m.sum(axis=1))
+    gain_v = np.concatenate(gain_l).astype(np.float64)
+    offsets = np.zeros(len(free_rows) + 1, np.int64)
+    offsets[1:] = np.cumsum(np.concatenate(count_l))
+    integral = abs(lambda_n * SCALE - round(lambda_n * SCALE)) < 1e-9 and bool(np.all(w == 1.0))
+    hundredths = np.rint(gain_v * SCALE).astype(np.int64)
     return SiaRound(
-        tuple(jobs),
-        tuple(rigid),
-        tuple(groups),
+        tuple(names[r] for r in free_rows),
+        np.concatenate(col_l).astype(np.int64),
+        np.concatenate(typ_l).astype(np.int64),
+        np.concatenate(gpu_l).astype(np.int64),
+        gain_v,
+        hundredths,
+        offsets,
         dict(forced),
         tuple(capacity),
         base,
@@ -195,31 +214,17 @@ def build_round(
     )
 
 
-def _gain(weight: float, a: float, lambda_n: float, sign: int) -> float:
-    """What allocating this item adds to Sia's objective's improvement."""
-    return lambda_n - weight * float(a) if sign < 0 else weight * float(a) - lambda_n
-
-
-def integer_gains(rnd: SiaRound) -> list[list[int]]:
-    """Per group its gains in hundredths (requires ``rnd.integral``)."""
-    return [[round(it.gain * SCALE) for it in g] for g in rnd.groups]
-
-
 def total_gain(rnd: SiaRound, choice: Sequence[int | None]) -> float:
     """The gain of a choice (item index per group, or None), summed exactly when integral."""
+    idx = rnd.items(choice)
     if rnd.integral:
-        hundredths = sum(
-            round(rnd.groups[g][i].gain * SCALE) for g, i in enumerate(choice) if i is not None
-        )
-        return hundredths / SCALE
-    return math.fsum(rnd.groups[g][i].gain for g, i in enumerate(choice) if i is not None)
+        return int(rnd.hundredths[idx].sum()) / SCALE
+    return math.fsum(rnd.gain[idx].tolist())
 
 
 def used_gpus(rnd: SiaRound, choice: Sequence[int | None]) -> list[int]:
     """GPUs per type a choice takes (the forced jobs' excluded)."""
-    used = [0] * len(rnd.capacity)
-    for g, i in enumerate(choice):
-        if i is not None:
-            item = rnd.groups[g][i]
-            used[item.gpu_type] += item.gpus
-    return used
+    idx = rnd.items(choice)
+    used = np.zeros(len(rnd.capacity), np.int64)
+    np.add.at(used, rnd.gpu_type[idx], rnd.gpus[idx])
+    return [int(u) for u in used]
