@@ -21,8 +21,8 @@ states it at length):
 - maximize ``sum v S +/- sum_r g_r X[r, 0] / max(free)`` (minus while an
   unguaranteed SLO job waits: ``objective == 'minimize'``).
 
-The library's lease problem (:class:`scheduling_opt.lease.LeaseInput`,
-Chronus §3.3.4) is the same selection with three differences, handled so:
+The library's lease problem (:meth:`scheduling_opt.lease.LeaseInput.from_terms`,
+Chronus §3.3.4, in terms as the artifact counts) is the same selection with three differences, handled so:
 
 1. the window caps that the flat-index zeros put on earlier rows are
    applied to those rows' windows (exact: the zeroed columns of a row are
@@ -53,7 +53,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from scheduling_opt.lease import LeaseInput, exact
-from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.solution import Status
 
 BLOCK = "~block:"
@@ -145,23 +144,23 @@ def select(
         stats.infeasible += 1
         return infeasible(windows)
     cap = max(free)
-    jobs: list[Job] = []
+    jobs: list[tuple[str, int, int, list[tuple[int, float]]]] = []
     rows_of: list[list[int]] = []  # per job, the row of each of its library steps
     for k, rows in enumerate(groups_of(soft_ids)):
         g, n = int(gpus[rows[0]]), int(needs[rows[0]])
-        steps: list[RewardStep] = []
+        steps: list[tuple[int, float]] = []
         kept: list[int] = []
         for r in rows:
             w = eff[r]
-            if w >= n and (not steps or w > steps[-1].time):
-                if steps and values[r] > steps[-1].reward:
+            if w >= n and (not steps or w > steps[-1][0]):
+                if steps and values[r] > steps[-1][1]:
                     continue  # a later, better-paid step with a longer window: never in the data
-                steps.append(RewardStep(float(w), float(values[r])))
+                steps.append((w, float(values[r])))
                 kept.append(r)
         if not steps or g > cap:
             stats.infeasible += 1
             return infeasible(windows)
-        jobs.append(Job(f"j{k}", g, g, float(n), deadlines=tuple(steps)))
+        jobs.append((f"j{k}", g, n, steps))
         rows_of.append(kept)
     reserved = [cap - f for f in free]
     envelope = [max(reserved[k:]) for k in range(len(reserved))]
@@ -172,10 +171,8 @@ def select(
     for k in range(len(envelope)):
         drop = envelope[k] - (envelope[k + 1] if k + 1 < len(envelope) else 0)
         if drop > 0:
-            jobs.append(
-                Job(f"{BLOCK}{k}", drop, drop, float(k + 1), deadlines=(RewardStep(k + 1.0, 0.0),))
-            )
-    inp = LeaseInput(tuple(jobs), capacity=cap, lease_length=1.0, require_all=True)
+            jobs.append((f"{BLOCK}{k}", drop, k + 1, [(k + 1, 0.0)]))
+    inp = LeaseInput.from_terms(jobs, cap, require_all=True)
     sol = exact(inp, time_limit=time_limit)
     if sol.decision is None:
         stats.infeasible += 1
