@@ -6,6 +6,7 @@ Usage (in the peers' environment of ``benchmarks/peers/README.md``)::
         [--solver cvxpy|ours] [--shadow] [--dump DIR] [--max-rounds N]
         [--cluster-scale K] [--out FILE.json]
     python benchmarks/peers/sia_case.py replay DUMP_DIR SIA_DIR [--limit N] [--out FILE.json]
+        (--limit N: the last N dumped rounds)
 
 ``SIA_DIR`` is a checkout of ``sia-simulator/`` (public repository
 siasosp23/artifacts); ``WORKLOAD`` a CSV of its ``workloads/`` (relative to
@@ -339,8 +340,7 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     """Solve dumped rounds again with Sia's cvxpy+CBC and with the library; time both."""
     files = sorted(Path(args.dump_dir).resolve().glob("round-*.pkl"))
     if args.limit:
-        step = max(1, len(files) // args.limit)
-        files = files[::step][: args.limit]
+        files = files[-args.limit :]  # the last rounds: the most jobs have arrived
     first = pickle.loads(files[0].read_bytes())
     scale = None
     mods = load_sia(Path(args.sia_dir).resolve(), first["cluster_nnodes"], scale)
