@@ -4,7 +4,7 @@ Usage (in the peers' environment of ``benchmarks/peers/README.md``)::
 
     python benchmarks/peers/sia_case.py run SIA_DIR WORKLOAD --cluster homogeneous|default
         [--solver cvxpy|ours] [--shadow] [--dump DIR] [--max-rounds N]
-        [--cluster-scale K] [--out FILE.json]
+        [--cluster-scale K] [--mmkp-method NAME] [--out FILE.json]
     python benchmarks/peers/sia_case.py replay DUMP_DIR SIA_DIR [--limit N] [--out FILE.json]
         (--limit N: the last N dumped rounds)
 
@@ -23,7 +23,8 @@ siasosp23/artifacts); ``WORKLOAD`` a CSV of its ``workloads/`` (relative to
   recorded side by side;
 - ``--solver ours``: the library decides (:mod:`sia_knapsack` maps the round;
   one GPU type: :func:`scheduling_opt.mckp.core`; several:
-  ``scheduling_opt.mmkp``), and Sia's own bookkeeping (previous allocations,
+  ``scheduling_opt.mmkp``, method ``--mmkp-method``, default ``lagrange``),
+  and Sia's own bookkeeping (previous allocations,
   objective values, effective GPUs) is updated as its method does.
 
 ``--dump DIR`` pickles each round's inputs (the arrays, the policy's
@@ -150,15 +151,20 @@ def solve_round(rnd: SiaRound) -> tuple[list[int | None], bool]:
     return solve_types(rnd)
 
 
+#: The per-type knapsack's method for several GPU types (``--mmkp-method``).
+MMKP_METHOD = {"name": "lagrange"}
+
+
 def solve_types(rnd: SiaRound) -> tuple[list[int | None], bool]:
-    """Several GPU types: the multiple-choice knapsack with a capacity per type."""
+    """Several GPU types: the multiple-choice knapsack with a capacity per type (``mmkp``)."""
     mmkp: Any = importlib.import_module("scheduling_opt.mmkp")
-    return mmkp_solve(mmkp, rnd)
-
-
-def mmkp_solve(mmkp: Any, rnd: SiaRound) -> tuple[list[int | None], bool]:
-    """Placeholder until the per-type knapsack lands (replaced when merged)."""
-    raise NotImplementedError("scheduling_opt.mmkp is not available in this checkout")
+    weights = np.zeros((len(rnd.gain), len(rnd.capacity)), np.int64)
+    weights[np.arange(len(rnd.gain)), rnd.gpu_type] = rnd.gpus
+    values = rnd.hundredths.astype(np.float64) if rnd.integral else rnd.gain
+    inp = mmkp.Mmkp(np.asarray(rnd.capacity, np.int64), weights, values, rnd.offsets)
+    sol = getattr(mmkp, MMKP_METHOD["name"])(inp)
+    assert sol.decision is not None
+    return list(sol.decision.choice), sol.status is Status.OPTIMAL
 
 
 def columns_of(rnd: SiaRound, choice: Sequence[int | None]) -> dict[str, int | None]:
@@ -411,12 +417,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_run.add_argument("--max-rounds", type=int)
     p_run.add_argument("--cluster-scale", type=int)
     p_run.add_argument("--out")
+    p_run.add_argument("--mmkp-method", default="lagrange")
     p_rep = sub.add_parser("replay")
     p_rep.add_argument("dump_dir")
     p_rep.add_argument("sia_dir")
     p_rep.add_argument("--limit", type=int)
     p_rep.add_argument("--out")
+    p_rep.add_argument("--mmkp-method", default="lagrange")
     args = parser.parse_args(argv)
+    MMKP_METHOD["name"] = args.mmkp_method
     out_path = Path(args.out).resolve() if args.out else None
     result = run(args) if args.cmd == "run" else replay(args)
     result["summary"] = summary(result["rounds"])
