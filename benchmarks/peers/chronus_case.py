@@ -239,8 +239,14 @@ def instrument(calls: Calls, extra: dict[str, Any]) -> None:
             self.running_job_num_list,
         ]
         np.save(os.path.join(d, "peer_per_minute.npy"), np.array(per_minute))
+        # The answer the run used: ours (its value None when infeasible) or CBC's.
         milp = [
-            {"t": m["t"], "n_rows": m["rows"], "has_none": m.get("cbc") is None, "err": None}
+            {
+                "t": m["t"],
+                "n_rows": m["rows"],
+                "has_none": (m["ours"][0] is None) if "ours" in m else m.get("cbc") is None,
+                "err": None,
+            }
             for m in calls.milp
         ]
         Path(d, "peer_milp_calls.json").write_text(json.dumps(milp))
