@@ -50,8 +50,8 @@ def sia(paths: Sequence[str]) -> list[str]:
         gaps = np.array([r["ours_obj"] - r["cvxpy_obj"] for r in rows])
         out.append(
             f"| {Path(path).stem} | {len(rows)} | {max(r.get('jobs', 0) for r in rows)} "
-            f"| {int((abs(gaps) <= 1e-6).sum())} | {int((gaps < -1e-6).sum())} / "
-            f"{int((gaps > 1e-6).sum())} | {abs(gaps).max():.2g} "
+            f"| {int((abs(gaps) <= 1e-4).sum())} | {int((gaps < -1e-4).sum())} / "
+            f"{int((gaps > 1e-4).sum())} | {abs(gaps).max():.2g} "
             f"| {cvx.mean():.1f} / {np.percentile(cvx, 95):.1f} "
             f"| {mine.mean():.2f} / {np.percentile(mine, 95):.2f} "
             f"| {cvx.sum() / mine.sum():.0f}x |"
