@@ -244,6 +244,8 @@ class Recorder:
     ) -> None:
         self.original, self.solver, self.shadow, self.dump = original, solver, shadow, dump
         self.rounds: list[dict[str, Any]] = []
+        #: Each round's record is also appended here at once (a long run may be stopped).
+        self.journal: Path | None = None
 
     def __call__(
         self, policy: Any, optim_params: Any, free_gpus: Any, job_weights: Any, non_pre: Any
@@ -284,6 +286,9 @@ class Recorder:
                 theirs = {**policy.prev_allocs_v2["rigid"], **policy.prev_allocs_v2["adaptive"]}
                 rec["same_choice"] = all(theirs.get(j) == c for j, c in mine.items())
         self.rounds.append(rec)
+        if self.journal is not None:
+            with self.journal.open("a") as f:
+                f.write(json.dumps(rec, default=float) + "\n")
         return out
 
 
@@ -311,6 +316,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cfg, policy_cls = mods["cfg"], mods["sia"].SiaPolicy
     original = getattr(policy_cls, MANGLED)
     recorder = Recorder(original, args.solver, args.shadow, dump)
+    if args.out:
+        recorder.journal = Path(args.out).resolve().with_suffix(".rounds.jsonl")
+        recorder.journal.parent.mkdir(parents=True, exist_ok=True)
+        recorder.journal.unlink(missing_ok=True)
     setattr(policy_cls, MANGLED, lambda self, *a: recorder(self, *a))
     policy = make_policy(mods)
     ngpus = {k: cfg.cluster_ngpus_per_node[k] for k in cfg.cluster_nnodes}
@@ -486,6 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     MMKP_METHOD["name"] = args.mmkp_method
     out_path = Path(args.out).resolve() if args.out else None
+    args.out = str(out_path) if out_path is not None else None  # Sia's loader changes directory
     result = run(args) if args.cmd == "run" else replay(args)
     result["summary"] = summary(result["rounds"])
     if out_path is not None:
