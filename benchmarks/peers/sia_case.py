@@ -26,7 +26,7 @@ siasosp23/artifacts); ``WORKLOAD`` a CSV of its ``workloads/`` (relative to
   recorded side by side;
 - ``--solver ours``: the library decides (:mod:`sia_knapsack` maps the round;
   one GPU type: :func:`scheduling_opt.mckp.core`; several:
-  ``scheduling_opt.mmkp``, method ``--mmkp-method``, default ``lagrange``),
+  ``scheduling_opt.mmkp``, method ``--mmkp-method``, default ``exact``),
   and Sia's own bookkeeping (previous allocations,
   objective values, effective GPUs) is updated as its method does.
 
@@ -158,7 +158,7 @@ def solve_round(rnd: SiaRound) -> tuple[list[int | None], bool]:
 
 
 #: The per-type knapsack's method for several GPU types (``--mmkp-method``).
-MMKP_METHOD = {"name": "lagrange"}
+MMKP_METHOD = {"name": "exact"}
 
 
 def solve_types(rnd: SiaRound) -> tuple[list[int | None], bool]:
@@ -483,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_run.add_argument("--max-rounds", type=int)
     p_run.add_argument("--cluster-scale", type=int)
     p_run.add_argument("--out")
-    p_run.add_argument("--mmkp-method", default="lagrange")
+    p_run.add_argument("--mmkp-method", default="exact")
     p_rep = sub.add_parser("replay")
     p_rep.add_argument("dump_dir")
     p_rep.add_argument("sia_dir")
@@ -491,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_rep.add_argument("--largest", type=int)
     p_rep.add_argument("--replicate", type=int, default=1)
     p_rep.add_argument("--out")
-    p_rep.add_argument("--mmkp-method", default="lagrange")
+    p_rep.add_argument("--mmkp-method", default="exact")
     args = parser.parse_args(argv)
     MMKP_METHOD["name"] = args.mmkp_method
     out_path = Path(args.out).resolve() if args.out else None
