@@ -364,8 +364,10 @@ def replicate(snap: dict[str, Any], k: int) -> dict[str, Any]:
     times (names ``-1`` ... ``-K``) on a cluster K times as large; a round
     of such a run before the copies diverge is this: the same rows K times
     (same speedups, factors, previous configuration) and K x each type's
-    nodes (the configurations are capped by the physical nodes, so only the
-    capacities grow).
+    nodes. Valid only when the configuration table does not change with
+    the nodes (each type already at its physical cap, Sia's
+    ``cluster_max_physical_nnodes``: the homogeneous 16 x aws, and the
+    default cluster from 4x on); :func:`replay` checks it.
     """
     if k == 1:
         return snap
@@ -418,6 +420,13 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     mods = load_sia(Path(args.sia_dir).resolve(), first["cluster_nnodes"], None)
     original = getattr(mods["sia"].SiaPolicy, MANGLED)
     policy = make_policy(mods)
+    width = np.asarray(first["optim_params"]["adaptive"][1]).shape[1]
+    if k > 1 and width != policy.total_num_configs:
+        raise SystemExit(
+            f"--replicate {k}: the scaled cluster has {policy.total_num_configs} configurations, "
+            f"the dumped rounds {width} (a type below its physical node cap): capture at a "
+            "scale where every type is at its cap"
+        )
     rows = []
     for path in files:
         snap = replicate(pickle.loads(path.read_bytes()), k)
