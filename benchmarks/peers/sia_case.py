@@ -49,6 +49,7 @@ import json
 import math
 import os
 import pickle
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -336,7 +337,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if job.category == "rigid":
                 job.seed_profiles_rigid(ngpus)
         steps = 0
-        while not cluster.all_complete() and (args.max_rounds is None or steps < args.max_rounds):
+        stop: list[int] = []
+        # SIGTERM ends the run after the current round, with its results written.
+        signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))
+        while (
+            not cluster.all_complete()
+            and (args.max_rounds is None or steps < args.max_rounds)
+            and not stop
+        ):
             cluster.step(SIA_ARGS["interval"])
             steps += 1
     cpu = time.process_time() - started
@@ -349,6 +357,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rounds": recorder.rounds,
         "steps": steps,
         "complete": bool(cluster.all_complete()),
+        "stopped": bool(stop),
         "jobs_done": len(done),
         "avg_jct_s": sum(jcts.values()) / len(jcts) if jcts else None,
         "jcts": jcts,
