@@ -28,7 +28,8 @@ chooses, every round, at most one configuration per job. Read from its code
 only through the factors. The variables are integers in [0, 1] (binaries).
 So each job is a group, each (job, configuration) an item of weight its
 GPUs on one type and value its gain; an item of gain <= 0 is never worth
-taking (leaving the job out is as good), so it is dropped; a forced job's
+taking (leaving the job out is as good), nor one that a configuration of
+the same type with fewer GPUs matches, so both are dropped; a forced job's
 item is taken before the solve (its GPUs off its type's capacity). With one
 GPU type this is exactly :class:`scheduling_opt.mckp.Mckp`; with several,
 a multiple-choice knapsack with a capacity per type. When every ``w_i`` is
@@ -158,6 +159,8 @@ def build_round(
         if sign < 0
         else (w[n_adapt:, None] * a_rigid - lambda_n)
     )
+    g_kept = g_adapt  # a forced job keeps its configuration, dominated or not
+    g_adapt = undominated(g_adapt, np.asarray(config_type, np.int64), np.asarray(config_gpus))
     col_adapt = np.broadcast_to(np.arange(n_cfg), (n_adapt, n_cfg))
     typ_adapt = np.broadcast_to(np.asarray(config_type, np.int64), (n_adapt, n_cfg))
     gpu_adapt = np.broadcast_to(np.asarray(config_gpus, np.int64), (n_adapt, n_cfg))
@@ -174,7 +177,7 @@ def build_round(
             free_rows.append(r)
             continue
         if r < n_adapt:
-            t, g, gain = int(config_type[keep]), int(config_gpus[keep]), float(g_adapt[r, keep])
+            t, g, gain = int(config_type[keep]), int(config_gpus[keep]), float(g_kept[r, keep])
         else:
             t, g, gain = keep, int(reps[r - n_adapt, 0]), float(g_rigid[r - n_adapt, keep])
         capacity[t] -= g
@@ -212,6 +215,27 @@ def build_round(
         sign,
         integral,
     )
+
+
+def undominated(gains: FloatArray, types: IntArray, gpus: NDArray[np.generic]) -> FloatArray:
+    """Gains with every dominated configuration's set to -inf (then dropped as worthless).
+
+    A configuration is dominated when one of the same GPU type with fewer
+    GPUs gains at least as much: no optimum needs it (swap in the lighter
+    one). Exact; O(N K) per type with a running maximum.
+    """
+    out = np.array(gains, dtype=np.float64, copy=True)
+    if out.size == 0:
+        return out
+    for t in np.unique(types):
+        cols = np.flatnonzero(types == t)
+        cols = cols[np.argsort(np.asarray(gpus)[cols], kind="stable")]
+        block = out[:, cols]
+        best_before = np.maximum.accumulate(block, axis=1)
+        best_before = np.hstack([np.full((len(block), 1), -np.inf), best_before[:, :-1]])
+        block[block <= best_before] = -np.inf
+        out[:, cols] = block
+    return out
 
 
 def total_gain(rnd: SiaRound, choice: Sequence[int | None]) -> float:
