@@ -1,4 +1,4 @@
-"""The ``scheduling-opt`` command: solve, validate, generate, list, bench, simulate, reproduce.
+"""The ``scheduling-opt`` command: solve, validate, generate, list, bench, simulate, bound, reproduce.
 
 Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`;
 ``bench`` and ``simulate`` take their options from their own packages
@@ -106,6 +106,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run scheduling policies on a trace (default: the bundled excerpt, every baseline)",
     )
     sim_command.add_arguments(simulate)
+
+    from scheduling_opt.sim.bounds import command as bound_command
+
+    bound = sub.add_parser(
+        "bound", help="proven offline bounds of a workload on a cluster (default: the bundled day)"
+    )
+    bound_command.add_arguments(bound)
 
     from scheduling_opt.reproduce import command as reproduce_command
 
@@ -239,6 +246,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from scheduling_opt.sim import command as sim_command
 
         return sim_command.run(args)
+    if args.command == "bound":
+        from scheduling_opt.sim.bounds import command as bound_command
+
+        return bound_command.run(args)
     if args.command == "reproduce":
         from scheduling_opt.reproduce import command as reproduce_command
 

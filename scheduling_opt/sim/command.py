@@ -23,6 +23,7 @@ from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.sim import limits
+from scheduling_opt.sim.bounds.outputs import bound_table
 from scheduling_opt.sim.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
 from scheduling_opt.sim.options import as_options, output_folder, preload_trace
 from scheduling_opt.sim.output import TIME_UNIT, reading, table, write_all
@@ -224,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(table(results), end="")
     print(reading(results))
+    print("\n" + bound_table(results), end="")
     if out_dir is not None:
         with as_options():
             plots = write_all(out_dir, results, __version__, args.timeline_step)

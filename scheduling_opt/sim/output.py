@@ -24,6 +24,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from scheduling_opt.sim.bounds.outputs import bound_table
 from scheduling_opt.sim.limits import check_timeline
 from scheduling_opt.sim.results import JobRecord, job_records, sample
 from scheduling_opt.sim.sweep import RunResult
@@ -203,6 +204,7 @@ def report(
         )
     parts.append(table(results, unit))
     parts.append("\n" + reading(results, unit) + "\n")
+    parts.append("\n" + bound_table(results, short_unit(unit)))
     if note:
         parts.append(f"\n{note}\n")
     for p in plots:
