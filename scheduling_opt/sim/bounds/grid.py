@@ -106,6 +106,37 @@ def _admit(order: np.ndarray, rel: Relaxation, grid: Grid) -> list[np.ndarray]:
     return [order[bounds[i] : bounds[i + 1]] for i in range(grid.size)]
 
 
+def _serve(
+    rel: Relaxation,
+    alive: np.ndarray,
+    rem: FloatArray,
+    end: FloatArray,
+    lo: float,
+    hi: float,
+    cap: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Give ``[lo, hi)``'s capacity ``cap`` to ``alive`` in order, each at most its rate.
+
+    Updates the work left ``rem`` and, for the jobs that finish, ``end``:
+    no later than ``hi`` and no earlier than their own run at full rate or
+    all the work before them at full capacity. Returns the masks (over
+    ``alive``) of the jobs given less than their rate and of those done.
+    """
+    want = np.minimum(rem[alive], rel.rate[alive] * (hi - np.maximum(rel.release[alive], lo)))
+    before = np.cumsum(want) - want
+    give = np.clip(cap - before, 0.0, want)
+    had = rem[alive].copy()
+    rem[alive] -= give
+    short = give < want * (1.0 - 1e-12)
+    done = rem[alive] <= 1e-9 * np.maximum(rel.area[alive], 1.0)
+    first = np.maximum(rel.release[alive[done]], lo)
+    soonest = np.maximum(
+        had[done] / rel.rate[alive[done]], (before[done] + had[done]) / rel.capacity
+    )
+    end[alive[done]] = np.minimum(hi, first + soonest)
+    return short, done
+
+
 def fluid_srpt(rel: Relaxation, grid: Grid) -> Fluid:
     """Capped shortest-remaining-time-first on the grid (each job at most its area rate).
 
@@ -143,21 +174,8 @@ def fluid_srpt(rel: Relaxation, grid: Grid) -> Fluid:
         lo = grid.start + k * grid.step
         hi = lo + grid.step
         alive = alive[np.argsort(rem[alive] / rel.rate[alive], kind="stable")]
-        want = np.minimum(rem[alive], rel.rate[alive] * (hi - np.maximum(rel.release[alive], lo)))
-        before = np.cumsum(want) - want
-        give = np.clip(cap - before, 0.0, want)
-        had = rem[alive].copy()
-        rem[alive] -= give
-        short = give < want * (1.0 - 1e-12)
+        short, done = _serve(rel, alive, rem, end, lo, hi, cap)
         held[k] = float(rel.weight[alive[short]].sum())
-        done = rem[alive] <= 1e-9 * np.maximum(rel.area[alive], 1.0)
-        # a finishing job ends no later than the interval and no earlier than
-        # its own run at full rate, or all the work before it at full capacity
-        first = np.maximum(rel.release[alive[done]], lo)
-        soonest = np.maximum(
-            had[done] / rel.rate[alive[done]], (before[done] + had[done]) / rel.capacity
-        )
-        end[alive[done]] = np.minimum(hi, first + soonest)
         alive = alive[~done]
     if alive.size:
         end[alive] = grid.end + rem[alive] / rel.rate[alive]
@@ -168,8 +186,8 @@ def fluid_edf(rel: Relaxation, grid: Grid) -> float:
     """The reward an earliest-deadline-first fluid schedule of the counted SLO jobs earns.
 
     Each interval's capacity goes to the released, unfinished SLO jobs in
-    order of their first deadline, each at most its area rate; a job
-    finishing in an interval is counted finished at its end. Best-effort
+    order of their first deadline, each at most its area rate (a job's end
+    inside an interval estimated as :func:`fluid_srpt` does). Best-effort
     and uncounted jobs take no capacity (the wDMR bound's relaxation).
 
     Examples
@@ -204,11 +222,7 @@ def fluid_edf(rel: Relaxation, grid: Grid) -> float:
         lo = grid.start + k * grid.step
         hi = lo + grid.step
         alive = alive[np.argsort(deadline[alive], kind="stable")]
-        want = np.minimum(rem[alive], rel.rate[alive] * (hi - np.maximum(rel.release[alive], lo)))
-        before = np.cumsum(want) - want
-        rem[alive] -= np.clip(cap - before, 0.0, want)
-        done = rem[alive] <= 1e-9 * np.maximum(rel.area[alive], 1.0)
-        end[alive[done]] = hi
+        _, done = _serve(rel, alive, rem, end, lo, hi, cap)
         alive = alive[~done]
     total = 0.0
     for i in slo:

@@ -59,6 +59,7 @@ def best_end(
     """
     size, start, step = grid.size, grid.start, grid.step
     end_of_grid = grid.end
+    pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
     k = int((r - start) // step) if r > start else 0
     t = r
     left = need
@@ -66,7 +67,7 @@ def best_end(
     used: list[tuple[float, float]] = []  # (-price, length): a max-heap by price
     while left > 0.0 and k < size:
         hi = start + (k + 1) * step
-        seg = min(hi - t, left)
+        seg = hi - t if hi - t < left else left
         if seg > 0.0:
             q = lam[k]
             used.append((-q, seg))
@@ -75,7 +76,6 @@ def best_end(
             t += seg
         if left > 0.0 or t >= hi:
             k += 1
-            t = max(t, min(hi, end_of_grid))
     if left > 0.0:
         t += left  # the rest after the grid, free
     best = t - r + c * cost
@@ -89,28 +89,34 @@ def best_end(
             if t - r >= best:
                 break
             q = lam[k]
-            hi = start + (k + 1) * step
-            room = hi - t
+            room = start + (k + 1) * step - t
         else:
             if c * top <= 1.0:
                 break
             q = 0.0
             room = float("inf")
+        taken = 0.0
         while room > 0.0 and used:
-            top = -used[0][0]
+            neg, length = used[0]
+            top = -neg
             if c * (top - q) <= 1.0:
                 break
-            neg, length = heapq.heappop(used)
-            take = min(length, room)
+            if length > room:
+                take = room
+                replace(used, (neg, length - take))
+            else:
+                take = length
+                pop(used)
             cost -= (top - q) * take
-            if length > take:
-                heapq.heappush(used, (neg, length - take))
-            heapq.heappush(used, (-q, take))
             room -= take
+            taken += take
             t += take
             value = t - r + c * cost
             if value < best:
                 best, best_c = value, t
+        if taken > 0.0:
+            # time of price q is never replaced inside its own interval
+            push(used, (-q, taken))
         if k >= size:
             break
         t = start + (k + 1) * step
