@@ -141,14 +141,22 @@ def selection(
     [0.0, 2.0, 0.0, 2.0]
     """
     start, step, size = grid.start, grid.step, grid.size
-    left = need - max(0.0, end - max(r, grid.end))
+    end_of_grid = start + step * size
+    after = end - (r if r > end_of_grid else end_of_grid)
+    left = need - after if after > 0.0 else need
     if left <= 0.0:
         return
-    k0 = max(0, int((r - start) // step))
-    k1 = min(size - 1, int((end - start) // step))
+    k0 = int((r - start) // step)
+    if k0 < 0:
+        k0 = 0
+    k1 = int((end - start) // step)
+    if k1 > size - 1:
+        k1 = size - 1
     pieces = []
     for k in range(k0, k1 + 1):
-        length = min(start + (k + 1) * step, end) - max(start + k * step, r)
+        lo = start + k * step
+        hi = lo + step
+        length = (end if end < hi else hi) - (r if r > lo else lo)
         if length > 0.0:
             pieces.append((lam[k], k, length))
     pieces.sort()
