@@ -230,6 +230,21 @@ def envelope_of(
 ) -> Envelope:
     """The envelope that covers every run of ``runs`` (``(policy, params)`` pairs) it can.
 
+    Parameters
+    ----------
+    runs : iterable of (str, mapping)
+        Each run's policy name and parameters.
+    placement_table : bool
+        Whether the runs use the placement table (its spread speed-ups).
+    share_slowdown, host_slowdown : float
+        The engine's interference (for ``antman``).
+
+    Returns
+    -------
+    Envelope
+        The largest per-GPU throughput of the covered runs, batch speeds if
+        any needs them; the runs it cannot cover in ``excluded``.
+
     Examples
     --------
     >>> env = envelope_of([("srtf", {}), ("chronus", {"start_credit": True})])
@@ -378,8 +393,28 @@ def relax(
 ) -> Relaxation:
     """The relaxation's numbers for ``workload`` on ``cluster`` under ``env``.
 
-    ``skip``: the fraction of first jobs (workload order) the metrics leave
-    out (``summarize``'s ``skip``): weight 0.
+    Parameters
+    ----------
+    workload : Workload
+        The jobs.
+    cluster : ClusterSpec
+        The servers: every GPU counts in the capacity, the largest compute
+        factor in the speeds.
+    env : Envelope
+        The speeds to allow (:func:`envelope_of`).
+    skip : float
+        The fraction of first jobs (workload order) the metrics leave out
+        (``summarize``'s ``skip``): weight 0.
+
+    Returns
+    -------
+    Relaxation
+
+    Raises
+    ------
+    InvalidInstanceError
+        ``skip`` outside [0, 1); a job that needs more GPUs than the
+        cluster has (it can never run: the engine refuses it too).
 
     Examples
     --------
@@ -402,6 +437,11 @@ def relax(
     speed = np.empty(n)
     area = np.empty(n)
     for i, job in enumerate(jobs):
+        if job.min_gpus > gpus:
+            raise InvalidInstanceError(
+                f"jobs[{i}]",
+                f"job {job.id!r} needs {job.min_gpus} GPUs, the cluster has {gpus}",
+            )
         key = (job.gpus, job.min_gpus, job.max_gpus, job.scaling, job.model)
         got = cache.get(key)
         if got is None:

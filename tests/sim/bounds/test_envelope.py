@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.reproduce.aryl_set import ARYL_ELASTIC
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, EngineParams, SimJob, Workload, simulate, summarize
@@ -177,3 +178,9 @@ def test_an_uncovered_policy_is_named_with_its_reason() -> None:
     assert env.covered == ("srtf",)
     assert env.excluded[0][0] == "chronus"
     assert "not chronus: credits work" in env.describe()
+
+
+def test_a_job_larger_than_the_cluster_is_refused_naming_it() -> None:
+    w = Workload.of([SimJob("big", 0.0, 16, 1.0)], "big")
+    with pytest.raises(InvalidInstanceError, match="job 'big' needs 16 GPUs, the cluster has 8"):
+        relax(w, ClusterSpec.uniform(1, 8), envelope_of([("fifo", {})]))
