@@ -16,10 +16,13 @@ derivative of the objective is ``1 - c (top - q)`` with ``top`` the most
 expensive time still used, which only falls, so the objective is convex
 inside each interval and its minimum there is where ``top`` reaches
 ``q + 1/c`` or at the interval's end. :func:`best_end` sweeps the
-intervals once with a max-heap of the time in use and stops when no later
-time can pay (``c (top - min later price) <= 1``, with the grid's end
-counted: time after it costs nothing) or when ``C - r`` alone exceeds the
-best value found. Cost: O(V log V) for the V intervals it visits.
+intervals once with a max-heap of the time in use, in which any time
+cheaper than the dearest in use replaces it (the cheapest time of ``[r,
+C]``, whether or not the objective falls there: a later end needs it),
+evaluates the objective at every breakpoint, and stops when no later time
+can pay (``c (top - min later price) <= 1``, with the grid's end counted:
+time after it costs nothing) or when ``C - r`` alone exceeds the best
+value found. Cost: O(V log V) for the V intervals it visits.
 
 The vectorized paths of :mod:`scheduling_opt.sim.bounds.jct` handle the
 jobs for which ``C = r + L`` is provably optimal; this module the others.
@@ -96,10 +99,13 @@ def best_end(
             q = 0.0
             room = float("inf")
         taken = 0.0
+        # Time cheaper than the dearest in use always replaces it, whether or not
+        # the objective falls now: [r, C]'s cheapest time must stay in use, or a
+        # later end would be priced without it (and f overestimated).
         while room > 0.0 and used:
             neg, length = used[0]
             top = -neg
-            if c * (top - q) <= 1.0:
+            if top <= q or (k >= size and c * top <= 1.0):
                 break
             if length > room:
                 take = room
