@@ -14,7 +14,7 @@ guaranteed job and the terms it holds. The authors' simulator
   largest window), and ``S[r]``, the row's step is chosen;
 - per row ``sum_{k < w} X[r, k] = n S[r]`` and ``sum_{w <= k < W} X = 0``;
 - per term ``sum_r g_r X[r, k] <= free[k]``, the GPUs the frozen jobs'
-  reservations leave (:meth:`Chronus._frozen`);
+  reservations leave (``frozen_jobs``);
 - per job, the rows from its step 0 to the next job's: ``sum S = 1`` (every
   guaranteed job keeps a step);
 - maximise ``sum_r v_r S[r] +/- sum_r g_r X[r, 0] / max(free)``: the sign is

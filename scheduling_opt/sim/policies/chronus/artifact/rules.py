@@ -51,7 +51,7 @@ code: each is a rule read from it and written again.
   out: they keep their terms (``cache_solution``; run in the term if it
   holds it, 906-911), so the term-0 minimisation of
   ``selection="artifact"`` does not move them, and :func:`late_layout`
-  keeps them where they are (``Chronus._frozen``). The rule is the
+  keeps them where they are (``frozen_jobs`` in :mod:`.selection`). The rule is the
   artifact's, but the terms a frozen job keeps are CBC's choice when it
   was last in the MILP; ours keeps the terms our solver gave it, and on
   P_MIX2 that overshoots (docs/reproduction.md): left out of the preset.
@@ -70,7 +70,7 @@ code: each is a rule read from it and written again.
   ``number_of_accepted`` (1013-1017, 1398-1399): the jobs of its
   unguaranteed class at the last selection's end, plus the SLO arrivals
   refused since; jobs that arrived since the last 5-minute pass are not in
-  its queue and do not count (``Chronus._minimize_first``).
+  its queue and do not count (``QueueState.minimize_first``).
 - ``queue="artifact"``: the classes of the artifact's queue (guaranteed,
   unguaranteed, best effort, lowest: 24-27) and its passes: at whole
   minutes only; terms on multiples of T_l; arrivals and the pending pass
@@ -115,8 +115,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
+
+if TYPE_CHECKING:
+    from scheduling_opt.sim.protocol import JobView
 
 __all__ = [
     "ACCEPTED",
@@ -125,6 +129,7 @@ __all__ = [
     "LOWEST",
     "UNACCEPTED",
     "Entry",
+    "Estimates",
     "bins",
     "estimate",
     "fill_key",
@@ -219,6 +224,31 @@ def estimate(duration: float, gpus: int, lease_length: float) -> int:
     """
     coef = 1.0 + (1.0 + math.log2(gpus)) * START_OVERHEAD / lease_length
     return int(duration * coef * 1.1)
+
+
+class Estimates:
+    """Each job's :func:`estimate`, computed once per job (a job's trace values never change).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> st = SimpleNamespace(index=3, job=SimpleNamespace(work=100.0, gpus=4))
+    >>> Estimates(20.0).of(st)  # type: ignore[arg-type]
+    118
+    """
+
+    __slots__ = ("_known", "lease_length")
+
+    def __init__(self, lease_length: float) -> None:
+        self.lease_length = lease_length
+        self._known: dict[int, int] = {}
+
+    def of(self, st: JobView) -> int:
+        """The estimate of the job ``st`` (by its index)."""
+        est = self._known.get(st.index)
+        if est is None:
+            est = self._known[st.index] = estimate(st.job.work, st.job.gpus, self.lease_length)
+        return est
 
 
 def pass_key(
