@@ -117,8 +117,10 @@ def run(name: str, inp: Mmkp) -> tuple[Solution[MmkpDecision], float, float]:
     return sol, wall, used
 
 
-def study(label: str, cases: list[tuple[str, Mmkp]], names: list[str]) -> dict[str, Any]:
-    """Every method on every case; one row of numbers."""
+def study(
+    label: str, cases: list[tuple[str, Mmkp]], names: list[str], columns: list[str]
+) -> dict[str, Any]:
+    """Every method of ``names`` on every case; one row of numbers (``-`` for the other columns)."""
     times: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     odd: list[str] = []
     gaps: list[float] = []
@@ -150,7 +152,10 @@ def study(label: str, cases: list[tuple[str, Mmkp]], names: list[str]) -> dict[s
         certified.append(lag.gap or 0.0)
         proven += lag.status is Status.OPTIMAL
     cols = [label, str(len(cases)), str(len(cases[0][1].values))]
-    for name in names:
+    for name in columns:
+        if name not in names:
+            cols.append("-")
+            continue
         walls = [w for w, _ in times[name]]
         cpus = [c for _, c in times[name]]
         cols.append(f"{statistics.median(walls):.3f} / {statistics.median(cpus):.3f}")
@@ -196,7 +201,7 @@ def main() -> None:
     for scale in [int(s) for s in args.scales.split(",")]:
         names = base + (["cpsat"] if scale <= args.cpsat_max_scale else [])
         cases = [(f"sia{scale}/{seed}", sia_round(scale, seed)) for seed in range(args.seeds)]
-        study(f"sia{scale}", cases, names)
+        study(f"sia{scale}", cases, names, [*base, "cpsat"])
     if args.random:
         print()
         header(base)
@@ -206,7 +211,7 @@ def main() -> None:
                     (f"{kind}/{seed}", random_mmkp(50, 8, r, kind, seed))
                     for seed in range(args.seeds)
                 ]
-                study(f"n50-r{r}-{kind}", cases, base)
+                study(f"n50-r{r}-{kind}", cases, base, base)
     print()
     print(load())
 

@@ -110,10 +110,9 @@ def kept_one(rel: Relaxed, out: Outcome, deadline: float) -> tuple[float, list[I
     return bound, choices
 
 
-def run(inp: Mmkp, deadline: float) -> Run:
+def run(rel: Relaxed, deadline: float) -> Run:
     """Steps 1-3 of the module docstring on an instance with candidates."""
-    rel = relaxed(inp)
-    precision = Precision.of(inp)
+    precision = Precision.of(rel.inp)
     out = search(rel, precision, deadline)
     stopped = time.perf_counter() >= deadline
     bound = out.bound
@@ -208,7 +207,7 @@ def lagrange(
         return one_resource(inp, limit, start, "lagrange")
     if not has_candidates(inp):
         return _nothing(inp, start, "lagrange")
-    found = run(inp, start + limit)
+    found = run(relaxed(inp), start + limit)
     return solution_of(found, start, "lagrange")
 
 

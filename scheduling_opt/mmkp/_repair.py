@@ -59,36 +59,37 @@ def _take(
     rel: Relaxed,
     picked: IntArray,
     used: list[int],
-    order: list[int],
-    group: list[int],
-    to: list[int],
-    steps: list[tuple[int, ...]],
+    moves: tuple[IntArray, IntArray, IntArray],
     relieve: bool,
 ) -> list[int]:
-    """Take moves in ``order``, one per group, each if it still fits (or, when
-    ``relieve``, while it relieves a resource still over), updating ``picked``.
+    """Take moves in order, each if it still fits (or, when ``relieve``, while
+    it relieves a resource still over), updating ``picked``.
 
-    ``steps[k]`` is move k's weight change against the choice at the pass's
-    start, which is the group's current one as long as it has not moved.
+    ``moves`` holds, in the order to try them and at most one per group, each
+    move's group, target candidate (-1: none) and weight change against the
+    choice at the pass's start (the group's current one: it has not moved).
     """
     cap = rel.inp.capacity.tolist()
-    moved: set[int] = set()
-    for k in order:
-        g = group[k]
-        if g in moved:
-            continue
-        step = steps[k]
+    group, to, steps = (a.tolist() for a in moves)
+    for g, target, step in zip(group, to, steps, strict=True):
         if relieve:
             if not any(d < 0 and u > c for d, u, c in zip(step, used, cap, strict=True)):
                 continue
         elif not all(u + d <= c for u, d, c in zip(used, step, cap, strict=True)):
             continue
         used = [u + d for u, d in zip(used, step, strict=True)]
-        picked[g] = to[k]
-        moved.add(g)
+        picked[g] = target
         if relieve and all(u <= c for u, c in zip(used, cap, strict=True)):
             break
     return used
+
+
+def _first_per_group(order: IntArray, group: IntArray) -> IntArray:
+    """The positions of ``order`` that come first for their group (``order`` ranks moves)."""
+    # np.unique returns each group's first position in the ranked order.
+    _, first = np.unique(group[order], return_index=True)
+    out: IntArray = order[np.sort(first)]
+    return out
 
 
 def drop(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
@@ -119,16 +120,11 @@ def drop(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
             [(gain[moves] - rel.gain[moves]) / relief[moves], rel.gain[picked[holders]] / h_relief]
         )
         steps = np.concatenate([-freed[moves], -h_weight])
-        used = _take(
-            rel,
-            picked,
-            used,
-            np.argsort(score, kind="stable").tolist(),
-            np.concatenate([rel.group[moves], holders]).tolist(),
-            np.concatenate([moves, np.full(len(holders), -1)]).tolist(),
-            [tuple(x) for x in steps.tolist()],
-            relieve=True,
-        )
+        group = np.concatenate([rel.group[moves], holders])
+        # Each group's best downgrade only: a pass changes a group once.
+        order = _first_per_group(np.argsort(score, kind="stable"), group)
+        to = np.concatenate([moves, np.full(len(holders), -1)])
+        used = _take(rel, picked, used, (group[order], to[order], steps[order]), relieve=True)
     return picked
 
 
@@ -146,17 +142,11 @@ def fill(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
         if not len(moves):
             return picked
         cost = np.maximum(added[moves], 0) @ price
-        order = np.lexsort((-delta[moves], -delta[moves] / (cost + 1e-300)))
-        used = _take(
-            rel,
-            picked,
-            used,
-            order.tolist(),
-            rel.group[moves].tolist(),
-            moves.tolist(),
-            [tuple(x) for x in added[moves].tolist()],
-            relieve=False,
-        )
+        ranked = np.lexsort((-delta[moves], -delta[moves] / (cost + 1e-300)))
+        # Each group's most efficient move only: a pass changes a group once,
+        # and the next pass offers the group's moves that still fit.
+        order = moves[_first_per_group(ranked, rel.group[moves])]
+        used = _take(rel, picked, used, (rel.group[order], order, added[order]), relieve=False)
 
 
 def exchange(rel: Relaxed, picked: IntArray) -> IntArray:

@@ -47,7 +47,7 @@ def tiny(draw: st.DrawFn, resources: int | None = None, none: bool = True) -> mk
     return mk.Mmkp.from_groups(groups, capacity, nones)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(tiny())
 def test_exact_and_exact_pulp_equal_brute_force(p: mk.Mmkp) -> None:
     best, _ = brute_force(p)
@@ -59,7 +59,23 @@ def test_exact_and_exact_pulp_equal_brute_force(p: mk.Mmkp) -> None:
         PROBLEM.check(p, got)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
+@given(tiny())
+def test_exact_through_reduced_cost_fixing_equals_brute_force(p: mk.Mmkp) -> None:
+    # Small instances go to HiGHS whole; with the threshold at 0 every one
+    # takes the relaxation, the fixing and HiGHS on the survivors.
+    from scheduling_opt.mmkp import _highs
+
+    best, _ = brute_force(p)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_highs, "DIRECT_CANDIDATES", 0)
+        got = mk.exact(p, time_limit=20)
+    assert got.status is Status.OPTIMAL
+    assert got.objective == pytest.approx(best, abs=1e-9)
+    PROBLEM.check(p, got)
+
+
+@settings(max_examples=60, deadline=None)
 @given(tiny())
 def test_lagrange_is_feasible_below_the_optimum_below_its_bound(p: mk.Mmkp) -> None:
     best, _ = brute_force(p)
@@ -164,7 +180,12 @@ def test_edge_cases() -> None:
     assert mk.exact(cases[3]).objective == -1.0  # group 1 takes its -1.0 over none's -2.0
 
 
-def test_sia_rounds_exact_equals_pulp_and_lagrange_is_within_half_a_percent() -> None:
+def test_sia_rounds_exact_equals_pulp_and_lagrange_is_within_half_a_percent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scheduling_opt.mmkp import _highs
+
+    monkeypatch.setattr(_highs, "DIRECT_CANDIDATES", 0)  # the fixing path, as on larger rounds
     for seed in range(3):
         p = sia_round(1, seed)
         e, c, lg = mk.exact(p, time_limit=30), mk.exact_pulp(p, time_limit=30), mk.lagrange(p)
@@ -267,19 +288,25 @@ def test_checker_catches_what_is_wrong() -> None:
         PROBLEM.check(p, _sol((None, None), -1.0, (0, 0), status=Status.OPTIMAL))
 
 
-def test_generator_is_seeded_and_the_quick_suite_agrees() -> None:
+def test_generator_is_seeded_and_refuses_bad_sizes() -> None:
     assert PROBLEM.generate is not None
     for size in PROBLEM.sizes["quick"]:
-        a, b = PROBLEM.generate(size, 7), PROBLEM.generate(size, 7)
-        assert a == b
-        p = PROBLEM.parse(a)
+        assert PROBLEM.generate(size, 7) == PROBLEM.generate(size, 7)
+        assert PROBLEM.generate(size, 7) != PROBLEM.generate(size, 8)
+    for bad in ("big", "sia0", "sia65", "n5-r0", "n5-r11", "n5-weak", "sia2-x3"):
+        with pytest.raises(InvalidInstanceError):
+            PROBLEM.generate(bad, 0)
+
+
+@pytest.mark.slow
+def test_the_quick_suite_agrees() -> None:
+    assert PROBLEM.generate is not None
+    for size in PROBLEM.sizes["quick"]:
+        p = PROBLEM.parse(PROBLEM.generate(size, 7))
         got = {m.name: m.run(p, time_limit=30) for m in PROBLEM.methods}
         for sol in got.values():
             PROBLEM.check(p, sol)
         assert got["exact"].objective == pytest.approx(got["exact-pulp"].objective)
-    for bad in ("big", "sia0", "sia65", "n5-r0", "n5-r11", "n5-weak", "sia2-x3"):
-        with pytest.raises(InvalidInstanceError):
-            PROBLEM.generate(bad, 0)
 
 
 def test_deterministic_and_inputs_not_mutated() -> None:
