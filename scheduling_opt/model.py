@@ -456,7 +456,7 @@ def index_jobs(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, Job]:
 
 @dataclass(frozen=True, slots=True)
 class ThroughputMatrix:
-    """Relative throughput of each job on each GPU type (Gavel §3, Sia §3): T[job][type].
+    """Relative throughput of each job on each GPU type (Gavel §3, Sia §3), ``T[job][type]``.
 
     Optional: where none is given, a job runs on a GPU type at that type's
     scalar :attr:`GpuType.compute` (:func:`job_speed`). A job's row lists

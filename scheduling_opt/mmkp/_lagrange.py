@@ -118,15 +118,17 @@ def run(rel: Relaxed, deadline: float) -> Run:
     bound = out.bound
     best = out.best
     mu = best.mu
-    starts = [out.picked, repair(rel, best.choice, mu)]
-    if not precision.closes(bound, out.value) and not stopped:
+    starts = [out.picked]
+    if not stopped:
+        starts.append(repair(rel, best.choice, mu, deadline))
+    if not precision.closes(bound, out.value) and time.perf_counter() < deadline:
         bound, choices = kept_one(rel, out, deadline)
-        starts += [repair(rel, c, mu) for c in choices]
+        starts += [repair(rel, c, mu, deadline) for c in choices]
     for picked in starts:
         out.offer(rel, picked)
         if precision.closes(bound, out.value) or time.perf_counter() >= deadline:
             continue
-        out.offer(rel, polish(rel, picked, mu))
+        out.offer(rel, polish(rel, picked, mu, deadline))
     stopped = stopped or time.perf_counter() >= deadline
     return Run(rel, precision, out, max(bound, out.value), stopped)
 

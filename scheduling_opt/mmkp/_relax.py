@@ -134,7 +134,6 @@ class Relaxed:
     fweight: FloatArray
     capacity: FloatArray
     index: IntArray  # 0..m-1
-    wlist: list[tuple[int, ...]]  # weights as Python ints, for the repair's loops
 
     @classmethod
     def of(cls, inp: Mmkp) -> Relaxed:
@@ -158,7 +157,6 @@ class Relaxed:
             weight.astype(np.float64),
             inp.capacity.astype(np.float64),
             np.arange(len(item), dtype=np.int64),
-            [tuple(w) for w in weight.tolist()],
         )
 
     @property

@@ -12,10 +12,15 @@ cheapest downgrade of another group that frees what it lacks, when the pair
 gains. Every step keeps the choice feasible once the drops are done.
 
 Each drop, fill pass and exchange round is O(m R) in numpy for m
-candidates and R resources, plus a Python loop over a pass's sorted moves.
+candidates and R resources, plus a Python loop over a pass's moves (one per
+group). Given a deadline, fill and exchange stop between passes, and drop
+finishes in one pass of moves to none.
 """
 
 from __future__ import annotations
+
+import math
+import time
 
 import numpy as np
 from numpy.typing import NDArray
@@ -92,13 +97,13 @@ def _first_per_group(order: IntArray, group: IntArray) -> IntArray:
     return out
 
 
-def drop(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
+def drop(rel: Relaxed, picked: IntArray, mu: FloatArray, deadline: float = math.inf) -> IntArray:
     """Downgrade until every capacity holds (always ends: "none" is a downgrade).
 
     In passes: the downgrades (to a candidate no heavier anywhere, or to
     none) are sorted by gain lost per priced unit of overload removed, then
     taken in that order, one per group, while they still relieve a resource
-    that is over.
+    that is over. Past ``deadline`` a pass offers "none" only, which ends it.
     """
     picked = picked.copy()
     cap = rel.inp.capacity.tolist()
@@ -109,6 +114,8 @@ def drop(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
         gain, weight = _current(rel, picked)
         freed = weight - rel.weight
         ok = (picked[rel.group] >= 0) & np.all(freed >= 0, axis=1)
+        if time.perf_counter() > deadline:
+            ok[:] = False
         relief = np.minimum(freed, over[None, :]) @ price
         moves = np.flatnonzero(ok & (relief > 0))
         holders = np.flatnonzero(picked >= 0)
@@ -128,12 +135,12 @@ def drop(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
     return picked
 
 
-def fill(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
-    """Improving moves that fit, in passes, most efficient first."""
+def fill(rel: Relaxed, picked: IntArray, mu: FloatArray, deadline: float = math.inf) -> IntArray:
+    """Improving moves that fit, in passes, most efficient first (no pass after ``deadline``)."""
     picked = picked.copy()
     price = _prices(rel, mu)
     used = used_of(rel, picked).tolist()
-    while True:
+    while time.perf_counter() <= deadline:
         gain, weight = _current(rel, picked)
         delta = rel.gain - gain
         added = rel.weight - weight
@@ -147,15 +154,18 @@ def fill(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
         # and the next pass offers the group's moves that still fit.
         order = moves[_first_per_group(ranked, rel.group[moves])]
         used = _take(rel, picked, used, (rel.group[order], order, added[order]), relieve=False)
+    return picked
 
 
-def exchange(rel: Relaxed, picked: IntArray) -> IntArray:
+def exchange(rel: Relaxed, picked: IntArray, deadline: float = math.inf) -> IntArray:
     """Pairs (upgrade of one group, downgrade of another) that fit together and gain."""
     picked = picked.copy()
     cap = rel.inp.capacity
     used = used_of(rel, picked)
     groups = np.arange(rel.n)
     for _ in range(EXCHANGE_ROUNDS):
+        if time.perf_counter() > deadline:
+            return picked
         gain, weight = _current(rel, picked)
         delta = rel.gain - gain
         added = rel.weight - weight
@@ -200,11 +210,11 @@ def exchange(rel: Relaxed, picked: IntArray) -> IntArray:
     return picked
 
 
-def repair(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
-    """Drop then fill: a feasible per-group choice."""
-    return fill(rel, drop(rel, picked, mu), mu)
+def repair(rel: Relaxed, picked: IntArray, mu: FloatArray, deadline: float = math.inf) -> IntArray:
+    """Drop then fill: a feasible per-group choice (a shorter repair past ``deadline``)."""
+    return fill(rel, drop(rel, picked, mu, deadline), mu, deadline)
 
 
-def polish(rel: Relaxed, picked: IntArray, mu: FloatArray) -> IntArray:
+def polish(rel: Relaxed, picked: IntArray, mu: FloatArray, deadline: float = math.inf) -> IntArray:
     """Exchange then fill a feasible choice (no worse)."""
-    return fill(rel, exchange(rel, picked), mu)
+    return fill(rel, exchange(rel, picked, deadline), mu, deadline)

@@ -33,6 +33,8 @@ REPAIR_EVERY = 15
 REPAIR_GAP = 8
 #: Default step budget.
 MAX_STEPS = 400
+#: Steps before the first repair (targeting the empty choice's value, 0).
+WARM_STEPS = 5
 
 
 @dataclass(slots=True)
@@ -67,13 +69,31 @@ def search(
     deadline: float,
     max_steps: int = MAX_STEPS,
     first: Evaluation | None = None,
+    incumbent: IntArray | None = None,
 ) -> Outcome:
-    """Subgradient search from ``first`` (default mu = 0); see the module docstring."""
+    """Subgradient search from ``first`` (default mu = 0, then :data:`WARM_STEPS` steps
+    before the first repair) and ``incumbent`` (default: that repair); see the module
+    docstring."""
     ev = start(rel) if first is None else first
-    picked = repair(rel, ev.choice, ev.mu)
-    out = Outcome(picked, rel.value_of(picked), ev, repairs=1)
-    theta, stall, repaired = 1.0, 0, 0
+    out = Outcome(np.full(rel.n, -1, np.int64), 0.0, ev)
     clock = time.perf_counter
+    # A few steps toward the empty choice's value first: at mu = 0 every
+    # group takes its best item, and repairing that is the slowest repair.
+    for _ in range(WARM_STEPS if first is None else 0):
+        norm = float(ev.subgradient @ ev.subgradient)
+        if norm == 0.0 or clock() >= deadline:
+            break
+        ev = rel.evaluate(np.maximum(ev.mu - ev.bound / norm * ev.subgradient, 0.0))
+        out.steps += 1
+        if ev.bound < out.bound:
+            out.best = ev
+    if incumbent is None:
+        out.offer(rel, repair(rel, out.best.choice, out.best.mu, deadline))
+        out.repairs = 1
+    else:
+        out.offer(rel, incumbent)
+    ev = out.best
+    theta, stall, repaired = 1.0, 0, out.steps
     while out.steps < max_steps and theta >= THETA_MIN and clock() < deadline:
         if precision.closes(out.bound, out.value):
             break
@@ -97,7 +117,7 @@ def search(
                 theta, stall = theta / 2, 0
         since = out.steps - repaired
         if since >= REPAIR_EVERY or (improved and since >= REPAIR_GAP):
-            out.offer(rel, repair(rel, ev.choice, ev.mu))
+            out.offer(rel, repair(rel, ev.choice, ev.mu, deadline))
             out.repairs += 1
             repaired = out.steps
     return out
