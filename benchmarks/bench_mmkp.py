@@ -1,7 +1,7 @@
 """MMKP benchmark: ``exact`` vs ``lagrange`` vs ``exact-pulp`` (and full HiGHS, CP-SAT) on Sia-like rounds.
 
 Run: ``nice -n 5 python benchmarks/bench_mmkp.py [--scales 1,2,4,8,16,32] [--seeds 3]
-[--cpsat-max-scale 8] [--random]``.
+[--cpsat-max-scale 8] [--random] [--quality 20]``.
 
 For every scale s (Sia's default heterogeneous cluster times s, 25 s jobs,
 19-29 configurations over 3 GPU types: :func:`scheduling_opt.mmkp.instances.sia_round`)
@@ -21,7 +21,9 @@ to the proven optimum and worst certified gap (its bound), how many of its
 answers were proven optimal, and every status that is not ``optimal``.
 Every answer is checked by the independent checker and every exact
 optimum compared with the others (same value to 1e-6). ``--random`` adds
-the random classes (uncorrelated, correlated) at 50 groups.
+the random classes (uncorrelated, correlated) at 50 groups; ``--quality N``
+runs ``lagrange`` and ``exact`` on N seeds of sia1, sia2 and sia4 for the
+tail of ``lagrange``'s gap.
 """
 
 from __future__ import annotations
@@ -169,6 +171,33 @@ def study(
     return {"label": label, "times": times, "odd": odd}
 
 
+def quality(scales: list[int], seeds: int) -> None:
+    """``lagrange`` against ``exact`` on many seeds: the tail of its gap, and its time."""
+    print(
+        "| round | seeds | lagrange gap to opt: max | mean | > 0.25% | proven | lagrange CPU s (median) | exact CPU s (median) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for scale in scales:
+        gaps, proven, lag_cpu, ex_cpu = [], 0, [], []
+        for seed in range(seeds):
+            inp = sia_round(scale, seed)
+            lag, _, c1 = run("lagrange", inp)
+            best, _, c2 = run("exact", inp)
+            assert best.status is Status.OPTIMAL
+            assert lag.objective is not None
+            assert best.objective is not None
+            gaps.append(100 * (best.objective - lag.objective) / abs(best.objective))
+            proven += lag.status is Status.OPTIMAL
+            lag_cpu.append(c1)
+            ex_cpu.append(c2)
+        print(
+            f"| sia{scale} | {seeds} | {max(gaps):.3f}% | {statistics.mean(gaps):.4f}% | "
+            f"{sum(g > 0.25 for g in gaps)} | {proven}/{seeds} | "
+            f"{statistics.median(lag_cpu):.3f} | {statistics.median(ex_cpu):.3f} |",
+            flush=True,
+        )
+
+
 def header(names: list[str]) -> None:
     cols = ["round", "seeds", "items"]
     cols += [f"{n} wall / CPU s" for n in names]
@@ -189,6 +218,9 @@ def main() -> None:
     ap.add_argument("--cpsat-max-scale", type=int, default=8, help="largest scale CP-SAT runs on")
     ap.add_argument("--no-pulp", action="store_true", help="skip exact-pulp")
     ap.add_argument("--random", action="store_true", help="also the random classes (50 groups)")
+    ap.add_argument(
+        "--quality", type=int, default=0, help="seeds per scale for lagrange's gap tail (sia1-4)"
+    )
     args = ap.parse_args()
     # Import and warm every backend once (scipy's milp, PuLP, CP-SAT) outside the timings.
     warm = sia_round(1, 99, jobs=3)
@@ -202,6 +234,9 @@ def main() -> None:
         names = base + (["cpsat"] if scale <= args.cpsat_max_scale else [])
         cases = [(f"sia{scale}/{seed}", sia_round(scale, seed)) for seed in range(args.seeds)]
         study(f"sia{scale}", cases, names, [*base, "cpsat"])
+    if args.quality:
+        print()
+        quality([1, 2, 4], args.quality)
     if args.random:
         print()
         header(base)

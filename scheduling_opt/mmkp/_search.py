@@ -29,8 +29,8 @@ STALL = 5
 THETA_MIN = 1e-4
 #: Steps between two repairs when the bound does not improve, and at least
 #: between two when it does.
-REPAIR_EVERY = 15
-REPAIR_GAP = 8
+REPAIR_EVERY = 10
+REPAIR_GAP = 4
 #: Default step budget.
 MAX_STEPS = 400
 #: Steps before the first repair (targeting the empty choice's value, 0).
