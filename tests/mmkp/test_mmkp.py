@@ -341,3 +341,22 @@ def test_tables_that_would_not_fit_are_refused(monkeypatch: pytest.MonkeyPatch) 
     for solve in (mk.exact, mk.lagrange, mk.exact_pulp):
         with pytest.raises(InstanceTooLargeError, match="limit"):
             solve(p)
+
+
+def test_bounds_of_stopped_runs_still_cover_the_optimum() -> None:
+    # Runs cut short after a millisecond must still report bounds at or
+    # above the optimum (by brute force) on the hard correlated class.
+    from scheduling_opt.mmkp import _highs
+
+    for seed in range(3):
+        p = random_mmkp(5, 4, 3, "correlated", seed)
+        best, _ = brute_force(p)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_highs, "DIRECT_CANDIDATES", 0)
+            runs = [mk.exact(p, time_limit=1e-3), mk.lagrange(p, time_limit=1e-3), mk.lagrange(p)]
+        for got in runs:
+            PROBLEM.check(p, got)
+            assert got.bound is not None
+            assert got.objective is not None
+            assert got.objective <= best + 1e-9
+            assert got.bound >= best - 1e-9
