@@ -17,10 +17,11 @@ from scheduling_opt import exact as backends
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mmkp._backend import from_backend
 from scheduling_opt.mmkp.model import Mmkp, MmkpDecision
-from scheduling_opt.solution import Seed, Solution, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 
-#: Most nonzero weights plus items PuLP builds (it writes every term in Python).
-PULP_TERMS = 400_000
+#: Most nonzero weights plus items PuLP builds (it writes every term in Python:
+#: 380,000 took 15 s to build and write for a 5 s limit on a loaded 2-core machine).
+PULP_TERMS = 100_000
 
 
 def exact_pulp(
@@ -83,6 +84,8 @@ def exact_pulp(
         terms_r = [(x[i], weights[i][r]) for i in range(len(values)) if weights[i][r]]
         if terms_r:
             model += affine(terms_r) <= cap, f"capacity{r}"
+    if time.perf_counter() - start > limit:  # building alone used the limit up
+        return from_backend(inp, Status.TIME_LIMIT, None, None, start, "exact-pulp")
     for g in range(inp.n_groups):
         model += affine([(y[g], 1), *((x[i], 1) for i in range(offsets[g], offsets[g + 1]))]) == 1
     out = backends.solve_pulp(model, time_limit=limit, started=start)
