@@ -360,3 +360,19 @@ def test_bounds_of_stopped_runs_still_cover_the_optimum() -> None:
             assert got.objective is not None
             assert got.objective <= best + 1e-9
             assert got.bound >= best - 1e-9
+
+
+def test_no_submodule_shadows_a_public_name() -> None:
+    import importlib
+    import pkgutil
+    import types
+
+    for info in pkgutil.iter_modules(mk.__path__):
+        importlib.import_module(f"scheduling_opt.mmkp.{info.name}")
+        assert info.name not in mk.__all__, info.name
+    for name in mk.__all__:
+        assert not isinstance(getattr(mk, name), types.ModuleType), name
+    assert mk.exact.__name__ == "exact"
+    assert mk.exact_pulp.__name__ == "exact_pulp"
+    names = {m.name: m.fn.__name__ for m in PROBLEM.methods}
+    assert names == {"exact": "exact", "exact-pulp": "exact_pulp", "lagrange": "lagrange"}
