@@ -5,7 +5,7 @@ For each size, ``--seeds`` generated GPUs (``memory_split.io.random_input``);
 per instance the median of ``--repeats`` timed runs of each method; the table
 shows the median over instances of those times, the greedy's gap to the
 optimum (mean, max, and how often it is optimal) and the time of the LP
-bound (``upper_bound``). ``exact-milp`` (HiGHS) and ``exact-pulp`` (CBC) run
+bound (``upper_bound``). ``exact-highs`` (HiGHS) and ``exact-pulp`` (CBC) run
 on sizes up to ``--milp-max`` jobs only and must agree with ``exact``.
 
 The EDL and AntMan round times moved to ``benchmarks/bench_policies.py``.
@@ -64,7 +64,7 @@ def main() -> None:
             assert greedy.objective is not None
             assert exact.objective is not None
             if n <= args.milp_max:
-                for fn, times in ((ms.exact_milp, t_m), (ms.exact_pulp, t_p)):
+                for fn, times in ((ms.exact_highs, t_m), (ms.exact_pulp, t_p)):
                     tm, milp = median_time(partial(fn, p), max(1, args.repeats // 2))
                     ms.check(p, milp)
                     assert milp.objective is not None

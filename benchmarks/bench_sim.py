@@ -52,7 +52,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from sim_fingerprints import fingerprint  # noqa: E402
 
 from scheduling_opt.reproduce.papers import PAPERS  # noqa: E402
-from scheduling_opt.sim.registry import BASELINES  # noqa: E402
+from scheduling_opt.sim.registry import policy_names  # noqa: E402
+
+BASELINES = policy_names("baselines")
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec  # noqa: E402
 
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "chronus-philly"

@@ -14,7 +14,8 @@ changes, and the event and call counts. Two runs with the same fingerprint
 made the same decisions at the same times (a float differing in its last
 bit changes the hash). ``--record`` writes ``case -> fingerprint``;
 ``--check`` compares with a recorded file and exits 1 on any difference.
-The fast set (a minute or two) covers every engine feature: capacity
+The fast set (a few minutes) runs every registered policy
+(``test_every_policy_has_a_fast_case`` in tests/sim checks it) and covers every engine feature: capacity
 changes (Aryl), speed factors (ONES), GPU sharing and upgrades (AntMan),
 resizes (EDL), preemption (Tiresias, SRTF, Chronus' terms). The full set
 (tens of minutes: run it niced) is each paper's full mode except Chronus'
@@ -42,7 +43,10 @@ sys.path.insert(0, str(ROOT))
 from scheduling_opt.reproduce.papers import PAPERS  # noqa: E402
 from scheduling_opt.reproduce.workloads import ElasticRule, PaperWorkload  # noqa: E402
 from scheduling_opt.sim.engine import RunOutput  # noqa: E402
-from scheduling_opt.sim.registry import BASELINES  # noqa: E402
+from scheduling_opt.sim.registry import policy_names  # noqa: E402
+
+BASELINES = policy_names("baselines")
+from scheduling_opt.sim.semantics import with_semantics  # noqa: E402
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_config  # noqa: E402
 from scheduling_opt.sim.synthetic import SyntheticSpec  # noqa: E402
 
@@ -102,8 +106,17 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
         )
     for p in ("elastic-tiresias", "edl-tiresias"):
         out[f"{p}/syn300-el-8x8"] = RunConfig(p, elastic, servers=8, gpus_per_server=8)
-    for p in ("chronus", "chronus-greedy", "chronus-best-fit"):
+    for p in ("chronus", "chronus-greedy", "chronus-best-fit", "chronus-no-admission"):
         out[f"{p}/syn300-8x8"] = RunConfig(p, small, servers=8, gpus_per_server=8)
+    # Every term proven within its limit on these 100 jobs: reproducible.
+    out["chronus-exact/syn100-8x8"] = RunConfig(
+        "chronus-exact", _synthetic(100), servers=8, gpus_per_server=8
+    )
+    # The artifact's semantics: the start terms, the arrival step, the minute
+    # clock and the artifact's admission, queue keys and row order.
+    out["chronus/syn200-16x8-artifact"] = with_semantics(
+        RunConfig("chronus", _synthetic(200), servers=16, gpus_per_server=8), "artifact"
+    )
     # ones-exact (full mode only) runs here on ONES' quick workload: since issue
     # 25 its CP-SAT step stops at a work budget, not the clock, so it is
     # reproducible byte for byte (before, its 1-s limit per call left it out).
@@ -128,6 +141,7 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
         for c in PAPERS["edl"].configs(quick=True):
             out[f"{c.policy}/edl-quick"] = c
         out["chronus/excerpt-120x8"] = RunConfig("chronus")
+        out["chronus/excerpt-120x8-artifact"] = with_semantics(RunConfig("chronus"), "artifact")
     return out
 
 

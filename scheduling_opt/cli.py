@@ -2,7 +2,7 @@
 
 Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`;
 ``bench`` and ``simulate`` take their options from their own packages
-(:mod:`scheduling_opt.bench.command`, :mod:`scheduling_opt.sim.command`). The
+(:mod:`scheduling_opt.bench.command`, :mod:`scheduling_opt.sim.cli.simulate`). The
 CLI dispatches through :mod:`scheduling_opt.registry` only; it knows no
 problem.
 
@@ -18,6 +18,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -28,6 +29,7 @@ from scheduling_opt.io.instance import dumps, load
 from scheduling_opt.jsonpath import show
 from scheduling_opt.registry import Problem, get_problem, problem_names, validate
 from scheduling_opt.solution import DEFAULT_TIME_LIMIT, Solution
+from scheduling_opt.suggest import close_matches, did_you_mean
 
 PROG = "scheduling-opt"
 EXIT_BAD_INPUT = 2
@@ -61,6 +63,32 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
+
+
+def _unrecognized(parser: argparse.ArgumentParser, command: str, extras: Sequence[str]) -> str:
+    """The error for arguments ``command`` does not take: the closest option, its own help.
+
+    Examples
+    --------
+    >>> print(_unrecognized(_build_parser(), "simulate", ["--polcy", "x"]))
+    unrecognized arguments: --polcy x; did you mean '--policy'? (see 'scheduling-opt simulate --help')
+    """
+    sub = _subcommand(parser, command)
+    options = [o for action in sub._actions for o in action.option_strings] if sub else []
+    first = next((e.split("=", 1)[0] for e in extras if e.startswith("-")), "")
+    # Compared without the dashes, which every option shares.
+    bare = {o.lstrip("-"): o for o in options if o.startswith("--")}
+    close = close_matches(first.lstrip("-"), bare) if first else []
+    hint = did_you_mean(first, [bare[c] for c in close]) if close else ""
+    return f"unrecognized arguments: {' '.join(extras)}{hint} (see '{PROG} {command} --help')"
+
+
+def _subcommand(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(command)
+            return found if isinstance(found, argparse.ArgumentParser) else None
+    return None
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -99,13 +127,18 @@ def _build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run every method against the exact baselines")
     add_bench_arguments(bench)
 
-    from scheduling_opt.sim import command as sim_command
+    from scheduling_opt.sim.cli import policies as policies_command
+    from scheduling_opt.sim.cli import simulate as sim_command
 
     simulate = sub.add_parser(
         "simulate",
         help="run scheduling policies on a trace (default: the bundled excerpt, every baseline)",
     )
     sim_command.add_arguments(simulate)
+    policies = sub.add_parser(
+        "policies", help="list the simulator's policies, or one policy's parameters"
+    )
+    policies_command.add_arguments(policies)
 
     from scheduling_opt.reproduce import command as reproduce_command
 
@@ -119,7 +152,13 @@ def _build_parser() -> argparse.ArgumentParser:
 def _run_solve(args: argparse.Namespace) -> int:
     instance = load(args.file)
     problem = get_problem(instance.problem)
-    method = problem.method(args.method)
+    # An old method name still runs for one release: the warning is printed,
+    # not left to Python's filters (which hide it outside __main__).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        method = problem.method(args.method)
+    for w in caught:
+        print(f"{PROG}: warning: {w.message}", file=sys.stderr)
     inp = problem.parse(instance)
     solution = method.run(inp, seed=args.seed, time_limit=args.time_limit)
     if args.verify:
@@ -193,8 +232,11 @@ def _run_generate(args: argparse.Namespace) -> int:
         grammar = problem.size_grammar
         accepted = f"; accepted: {grammar}" if grammar and grammar not in e.reason else ""
         reason = e.reason if len(e.reason) <= 300 else e.reason[:297] + "..."
+        named = [size for sizes in problem.sizes.values() for size in sizes]
+        hint = did_you_mean(args.size, named).removeprefix("; ")
+        hint = f" ({hint})" if hint else ""
         raise UsageError(
-            f"bad size {show(args.size)} for problem {problem.name!r}: {reason}{accepted}"
+            f"bad size {show(args.size)} for problem {problem.name!r}{hint}: {reason}{accepted}"
         ) from None
     text = dumps(instance)
     if args.out is None:
@@ -213,6 +255,8 @@ def _run_list() -> int:
                 t for t, on in (("default", m.name == problem.default), ("exact", m.exact)) if on
             )
             print(f"  {m.name}{f' ({tags})' if tags else ''}: {m.summary}")
+        for old, new in problem.renamed.items():
+            print(f"  {old}: renamed {new} (the old name warns, and goes in the next release)")
         if problem.size_grammar:
             print(f"  sizes: {problem.size_grammar}")
         for suite, sizes in problem.sizes.items():
@@ -236,9 +280,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return run_bench_command(args)
     if args.command == "simulate":
-        from scheduling_opt.sim import command as sim_command
+        from scheduling_opt.sim.cli import simulate as sim_command
 
         return sim_command.run(args)
+    if args.command == "policies":
+        from scheduling_opt.sim.cli import policies as policies_command
+
+        return policies_command.run(args)
     if args.command == "reproduce":
         from scheduling_opt.reproduce import command as reproduce_command
 
@@ -254,7 +302,11 @@ def _one_line(error: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (see the module docstring)."""
     try:
-        args = _build_parser().parse_args(argv)
+        parser = _build_parser()
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            # Argparse names the top-level help; the subcommand's is the one to read.
+            raise UsageError(_unrecognized(parser, args.command, extras))
         return _dispatch(args)
     except VerificationError as e:
         print(f"{PROG}: verification failed: {_one_line(e)}", file=sys.stderr)

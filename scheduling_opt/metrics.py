@@ -22,6 +22,11 @@ from scheduling_opt.model import Job, RewardStep
 
 RW_MIN = 1.0
 RW_MAX = 100.0
+#: The line every report's header carries: where each of its terms is defined.
+GLOSSARY_LINE = (
+    "Terms and formulas (JCT, wDMR, SLO, utilization, gap, verdicts ...): "
+    "docs/glossary.md of scheduling-opt."
+)
 #: §4.1: soft deadlines at these multiples of D1, with these rewards.
 SOFT_FACTORS: tuple[float, ...] = (1.0, 1.1, 1.2, 1.5)
 SOFT_REWARDS: tuple[float, ...] = (100.0, 80.0, 50.0, 20.0)

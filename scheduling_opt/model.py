@@ -39,7 +39,7 @@ def _check_int(obj: object, name: str, minimum: int) -> None:
 
     The readers' rules (and bounds), so a Job built in code holds nothing an
     instance file would be refused for; a numpy integer is accepted and
-    converted (issue 17 item 18).
+    converted.
     """
     object.__setattr__(obj, name, read_int(getattr(obj, name), name, minimum))
 
@@ -223,10 +223,36 @@ class Job:
 
     Inelastic when ``min_workers == max_workers``; elastic otherwise (Aryl
     §5.2: the base demand is ``min_workers``, the flexible demand the rest).
-    ``duration`` is the running time in seconds at ``max_workers``.
-    ``gpu_type`` binds the job to one GPU type (None: any type).
-    ``deadlines`` is a Chronus reward step function, strictly increasing in
-    time (empty: no SLO). ``job_class`` and ``tenant`` are AntMan's.
+    The first four arguments may be given by position; naming them reads
+    without this docstring (docs/api.md, "Jobs: name the arguments").
+
+    Parameters
+    ----------
+    id : str
+        The job's name (unique within an instance).
+    min_workers, max_workers : int
+        The worker range (>= 1, ``min_workers <= max_workers``).
+    duration : float
+        Running time in seconds at ``max_workers`` (linear scaling below).
+    gpus_per_worker : int
+        GPUs per worker (default 1).
+    submit_time : float
+        Seconds (default 0).
+    gpu_type : str or None
+        The one GPU type the job runs on (None: any type).
+    deadlines : tuple of RewardStep
+        A Chronus reward step function, strictly increasing in time (empty:
+        no SLO).
+    job_class, tenant : str or None
+        AntMan's guarantee/opportunistic class and tenant.
+    batch : BatchInfo or None
+        ONES' batch-size data.
+
+    Examples
+    --------
+    >>> job = Job(id="a", min_workers=2, max_workers=6, duration=3600.0)
+    >>> job == Job("a", 2, 6, 3600.0), job.elastic, job.running_time(3)
+    (True, True, 7200.0)
     """
 
     id: str

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from scheduling_opt.errors import InvalidInstanceError, UnknownMethodError, UnknownProblemError
 from scheduling_opt.io.instance import Instance, load
 from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.suggest import did_you_mean
 
 I = TypeVar("I")  # noqa: E741  (the problem's typed input)
 D = TypeVar("D")  # the problem's typed decision
@@ -78,6 +80,8 @@ class Problem(Generic[I, D]):
     grammar accepts; ``size_grammar`` states that grammar and the ranges of
     its numbers (``scheduling-opt list`` shows it); ``sizes`` lists the size
     names per benchmark suite (``quick``, ``standard``, ``paper``).
+    ``renamed``: old method names (old -> new) still accepted for one
+    release, with a ``DeprecationWarning``.
     """
 
     name: str
@@ -91,6 +95,7 @@ class Problem(Generic[I, D]):
     generate: Callable[[str, int], Instance] | None = None
     sizes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     size_grammar: str = ""
+    renamed: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.methods]
@@ -98,16 +103,42 @@ class Problem(Generic[I, D]):
             raise ValueError(f"problem {self.name!r}: duplicate method names {names}")
         if self.default not in names:
             raise ValueError(f"problem {self.name!r}: default {self.default!r} not in {names}")
+        for old, new in self.renamed.items():
+            if old in names or new not in names:
+                raise ValueError(f"problem {self.name!r}: bad rename {old!r} -> {new!r}")
 
     def method(self, name: str | None) -> Method[I, D]:
-        """The method called ``name`` (None: the default method)."""
+        """The method called ``name`` (None: the default method).
+
+        An old name of ``renamed`` gives its new method with a
+        ``DeprecationWarning``; an unknown name raises
+        :class:`~scheduling_opt.errors.UnknownMethodError` with the closest
+        known names.
+
+        Examples
+        --------
+        >>> get_problem("reclaim").method("exact-pulpp")
+        Traceback (most recent call last):
+        ...
+        scheduling_opt.errors.UnknownMethodError: unknown method 'exact-pulpp' for problem 'reclaim'; did you mean 'exact-pulp' or 'exact'? (known: aryl, aryl-plus, aryl-dp, scf, random, auto, exact, exact-two-stage, exact-pulp)
+        """
         wanted = self.default if name is None else name
+        if wanted in self.renamed:
+            new = self.renamed[wanted]
+            warnings.warn(
+                f"method {wanted!r} of problem {self.name!r} is deprecated and will be "
+                f"removed in the next release; use {new!r}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            wanted = new
         for m in self.methods:
             if m.name == wanted:
                 return m
+        names = [m.name for m in self.methods]
         raise UnknownMethodError(
-            f"unknown method {wanted!r} for problem {self.name!r} "
-            f"(known: {', '.join(m.name for m in self.methods)})"
+            f"unknown method {wanted!r} for problem {self.name!r}"
+            f"{did_you_mean(wanted, [*names, *self.renamed])} (known: {', '.join(names)})"
         )
 
     @property
@@ -180,8 +211,10 @@ def get_problem(name: str) -> Problem[Any, Any]:
         return _registered[name]
     module_name = _BUILTIN.get(name)
     if module_name is None or not _installed(module_name):
+        known = problem_names()
         raise UnknownProblemError(
-            f"unknown problem {name!r} (known: {', '.join(problem_names()) or 'none'})"
+            f"unknown problem {name!r}{did_you_mean(name, known)} "
+            f"(known: {', '.join(known) or 'none'})"
         )
     problem = importlib.import_module(module_name).PROBLEM
     if not isinstance(problem, Problem) or problem.name != name:

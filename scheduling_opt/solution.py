@@ -16,11 +16,12 @@ Seeds: an ``int``, a ``numpy.random.Generator`` or ``None`` (seed 0); numpy's
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -33,6 +34,7 @@ Seed = int | np.random.Generator | None
 D = TypeVar("D")
 E = TypeVar("E")
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 class Status(str, enum.Enum):
@@ -98,7 +100,9 @@ class Solution(Generic[D]):
     seconds : float
         Wall time of the run.
     method : str
-        The registry name of the method that produced it (``""`` if unnamed).
+        The registry name of the method that produced it, whether it was
+        called through the registry or directly (:func:`named`); ``""`` only
+        for a solution built by hand.
     message : str
         A human-readable note (the solver's word on a time limit, a refusal).
     key : tuple of float
@@ -190,3 +194,42 @@ def timed(fn: Callable[[], R]) -> tuple[R, float]:
     start = time.perf_counter()
     value = fn()
     return value, time.perf_counter() - start
+
+
+def named(method: str) -> Callable[[Callable[P, Solution[D]]], Callable[P, Solution[D]]]:
+    """Decorator: every solution the algorithm returns carries ``method``, its registry name.
+
+    A scheduler calling ``scheduling_opt.placement.exact(inp)`` directly gets
+    the same ``Solution.method`` (``"exact"``) as one calling it through the
+    registry; an algorithm that delegates to another (``auto`` to ``exact``)
+    reports its own name. O(1) per call.
+
+    Parameters
+    ----------
+    method : str
+        The registry name: the function's name with ``-`` for ``_`` (or the
+        short name it is registered under, such as ``bfd``).
+
+    Returns
+    -------
+    callable
+        A decorator that keeps the function's name, signature and docstring.
+
+    Examples
+    --------
+    >>> @named("demo")
+    ... def demo(inp: int) -> Solution[int]:
+    ...     return Solution(Status.FEASIBLE, float(inp), inp)
+    >>> demo(3).method, demo.__name__
+    ('demo', 'demo')
+    """
+
+    def decorate(fn: Callable[P, Solution[D]]) -> Callable[P, Solution[D]]:
+        @functools.wraps(fn)
+        def labelled(*args: P.args, **kwargs: P.kwargs) -> Solution[D]:
+            solution = fn(*args, **kwargs)
+            return solution if solution.method == method else solution.with_(method=method)
+
+        return labelled
+
+    return decorate

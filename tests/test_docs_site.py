@@ -61,7 +61,9 @@ def test_every_docs_page_is_in_the_navigation() -> None:
 
 
 def test_sphinx_roles_become_references_and_a_missing_target_a_strict_one() -> None:
-    griffe = pytest.importorskip("griffe")  # the docs extra
+    griffe = pytest.importorskip(
+        "griffe", reason="griffe is not installed (the 'docs' extra: mkdocstrings-python)"
+    )
     spec = importlib.util.spec_from_file_location(
         "roles", ROOT / "tools" / "griffe_sphinx_roles.py"
     )
@@ -71,14 +73,16 @@ def test_sphinx_roles_become_references_and_a_missing_target_a_strict_one() -> N
     spec.loader.exec_module(roles)
     package = griffe.load("scheduling_opt", search_paths=[str(ROOT)])
     roles.SphinxRoles().on_package(pkg=package)
-    obj = package["sim.busy"]
-    text = ":func:`~scheduling_opt.sim.sweep.run_config` and :data:`BUSY_MISS_RATIO`, :mod:`.sweep`"
+    obj = package["sim.cli.busy"]
+    text = (
+        ":func:`~scheduling_opt.sim.sweep.run_config` and :data:`BUSY_MISS_RATIO`, :mod:`.output`"
+    )
     assert roles._rewrite(text, obj) == (
         '<autoref identifier="scheduling_opt.sim.sweep.run_config" optional>'
         "<code>run_config</code></autoref> and "
-        '<autoref identifier="scheduling_opt.sim.busy.BUSY_MISS_RATIO" optional>'
+        '<autoref identifier="scheduling_opt.sim.cli.busy.BUSY_MISS_RATIO" optional>'
         "<code>BUSY_MISS_RATIO</code></autoref>, "
-        '<autoref identifier="scheduling_opt.sim.sweep" optional><code>sweep</code></autoref>'
+        '<autoref identifier="scheduling_opt.sim.cli.output" optional><code>output</code></autoref>'
     )
     # A target that exists nowhere stays a plain reference: --strict fails on it.
     assert roles._rewrite(":func:`~scheduling_opt.sim.nosuch`", obj) == (

@@ -89,11 +89,11 @@ def _mckp() -> tuple[Any, Solution[Any], Any]:
 
 
 def _allocation() -> tuple[Any, Solution[Any], Any]:
-    from scheduling_opt.allocation import AllocationInput, check, exact_allocation
+    from scheduling_opt.allocation import AllocationInput, check, exact
     from scheduling_opt.model import Job
 
     inp = AllocationInput((Job("A", 2, 6, 50.0), Job("B", 2, 6, 20.0)), 8)
-    return inp, exact_allocation(inp), check
+    return inp, exact(inp), check
 
 
 def _memory_split() -> tuple[Any, Solution[Any], Any]:

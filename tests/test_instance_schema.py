@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-jsonschema = pytest.importorskip("jsonschema")
+jsonschema = pytest.importorskip(
+    "jsonschema", reason="jsonschema is not installed (the 'test' extra)"
+)
 
 from scheduling_opt.io.instance import to_dict  # noqa: E402
 from scheduling_opt.io.schema import load_schema  # noqa: E402

@@ -90,12 +90,12 @@ def test_two_phase_refuses_a_knapsack_of_a_billion_items() -> None:
 
 
 def test_exact_allocation_counts_without_listing_and_refuses() -> None:
-    from scheduling_opt.allocation import AllocationInput, allocation_count, exact_allocation
+    from scheduling_opt.allocation import AllocationInput, allocation_count, exact
 
     inp = AllocationInput((Job("A", 1, 2**53, 50.0), Job("B", 1, 2**53, 9.0)), 2**52)
     assert allocation_count(inp) == (2**52 + 1) ** 2  # 0 or 1..2**52 workers each
     with pytest.raises(InstanceTooLargeError, match="allocations to enumerate"):
-        exact_allocation(inp)
+        exact(inp)
 
 
 def test_afs_hands_out_a_billion_workers_at_once_under_linear_scaling() -> None:

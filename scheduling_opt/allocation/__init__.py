@@ -7,7 +7,8 @@ is small (Aryl §5.1-§5.2, Appendix C-D). Every algorithm is
 Solution[AllocationDecision]``: :func:`auto` (the default: the
 enumeration when small, else the better of two planners), :func:`two_phase`
 (Aryl), the baselines :func:`fifo`, :func:`afs`, :func:`max_elastic`, and the
-enumeration :func:`exact_allocation`. Complexity: two-phase O(n log n +
+enumeration :func:`exact` (``exact_allocation`` in release 0.2: that name
+still works for one release, with a ``DeprecationWarning``). Complexity: two-phase O(n log n +
 MCKP); fifo, max-elastic O(n log n); afs O(n C); each plus the O(n^2)
 simulation of its plan (refused above :data:`SIMULATION_LIMIT` = n^2 steps,
 or when it cannot fit the time limit); exact O(prod_j choices_j * n^2),
@@ -26,7 +27,7 @@ from scheduling_opt.allocation.afs import afs
 from scheduling_opt.allocation.auto import auto
 from scheduling_opt.allocation.capacity import free_capacity
 from scheduling_opt.allocation.check import check
-from scheduling_opt.allocation.exact import EXACT_LIMIT, allocation_count, exact_allocation
+from scheduling_opt.allocation.exact import EXACT_LIMIT, allocation_count, exact
 from scheduling_opt.allocation.fifo import fifo
 from scheduling_opt.allocation.max_elastic import max_elastic
 from scheduling_opt.allocation.model import (
@@ -43,6 +44,7 @@ from scheduling_opt.allocation.simulate import (
     simulate_elastic,
 )
 from scheduling_opt.allocation.two_phase import knapsack_groups, two_phase
+from scheduling_opt.deprecation import deprecated_names
 
 __all__ = [
     "EXACT_LIMIT",
@@ -56,7 +58,7 @@ __all__ = [
     "auto",
     "average_jct",
     "check",
-    "exact_allocation",
+    "exact",
     "fifo",
     "free_capacity",
     "knapsack_groups",
@@ -66,3 +68,6 @@ __all__ = [
     "simulate_elastic",
     "two_phase",
 ]
+
+#: Names of release 0.2, served with a DeprecationWarning for one release.
+__getattr__ = deprecated_names(__name__, globals(), {"exact_allocation": "exact"})

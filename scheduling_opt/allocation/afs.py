@@ -13,7 +13,7 @@ from scheduling_opt.allocation.model import AllocationDecision, AllocationInput,
 from scheduling_opt.allocation.simulate import plan_deadline, solution_of
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.model import Job
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 #: Largest number of (worker, job) steps of the one-by-one hand-out under
 #: sublinear scaling (linear scaling hands out a job's workers at once).
@@ -24,6 +24,7 @@ def _throughput_gain(scaling: Scaling, job: Job, k: int) -> float:
     return (1 / scaling.time(job, k + 1) - 1 / scaling.time(job, k)) / job.gpus_per_worker
 
 
+@named("afs")
 def afs(
     inp: AllocationInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[AllocationDecision]:

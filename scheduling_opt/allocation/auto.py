@@ -2,7 +2,7 @@
 
 A size test, :func:`~scheduling_opt.allocation.allocation_count` (O(n), no
 listing), picks the branch: at most :data:`AUTO_EXACT_COUNT` initial
-allocations are enumerated by :func:`~scheduling_opt.allocation.exact_allocation`
+allocations are enumerated by :func:`~scheduling_opt.allocation.exact`
 (proven optimum, about 10 us per allocation: 0.1-1.3 ms measured, the time of
 :func:`~scheduling_opt.allocation.two_phase` itself); larger instances get
 the better of Aryl's two-phase allocation and the max-elastic baseline (two
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import time
 
-from scheduling_opt.allocation.exact import allocation_count, exact_allocation
+from scheduling_opt.allocation.exact import allocation_count, exact
 from scheduling_opt.allocation.max_elastic import max_elastic
 from scheduling_opt.allocation.model import TOLERANCE, AllocationDecision, AllocationInput
 from scheduling_opt.allocation.two_phase import two_phase
 from scheduling_opt.errors import InstanceTooLargeError
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Largest enumeration ``auto`` runs. 128 until 2026-11-26; the quiet
 #: standard bench then marked ``auto`` dominated by ``exact`` at n5 (2.30 ms
@@ -29,6 +29,7 @@ from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
 AUTO_EXACT_COUNT = 256
 
 
+@named("auto")
 def auto(
     inp: AllocationInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[AllocationDecision]:
@@ -72,7 +73,7 @@ def auto(
     start = time.perf_counter()
     limit = time_limit_of(time_limit)
     if allocation_count(inp) <= AUTO_EXACT_COUNT:
-        found = exact_allocation(inp, seed=seed, time_limit=limit)
+        found = exact(inp, seed=seed, time_limit=limit)
         if found.status is Status.OPTIMAL:
             return found.with_(
                 seconds=time.perf_counter() - start, message=f"auto: exact ({found.message})"

@@ -19,7 +19,7 @@ from scheduling_opt.allocation.model import TOLERANCE, AllocationDecision, Alloc
 from scheduling_opt.allocation.simulate import average_jct, plan_deadline, solution_of
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.model import Job
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: The exact method refuses instances with more initial allocations than this.
 EXACT_LIMIT = 200_000
@@ -48,7 +48,7 @@ def _magnitude(count: int) -> str:
 
 
 def allocation_count(inp: AllocationInput) -> int:
-    """Initial allocations :func:`exact_allocation` may enumerate (a product of ranges).
+    """Initial allocations :func:`exact` may enumerate (a product of ranges).
 
     Parameters
     ----------
@@ -94,7 +94,8 @@ def _feasible(inp: AllocationInput) -> Iterable[dict[str, int]]:
     yield from walk(0, budget)
 
 
-def exact_allocation(
+@named("exact")
+def exact(
     inp: AllocationInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[AllocationDecision]:
     """The initial allocation minimizing average JCT under the simulator (method ``exact``).
@@ -124,7 +125,7 @@ def exact_allocation(
     --------
     >>> from scheduling_opt.model import Job
     >>> inp = AllocationInput((Job("A", 2, 6, 50.0), Job("B", 2, 6, 20.0)), 8)
-    >>> sol = exact_allocation(inp)
+    >>> sol = exact(inp)
     >>> sol.status.value, round(sol.objective, 2), dict(sol.decision.workers)
     ('optimal', 41.67, {'A': 2, 'B': 6})
 

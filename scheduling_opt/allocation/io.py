@@ -15,7 +15,7 @@ from scheduling_opt.allocation.afs import afs
 from scheduling_opt.allocation.auto import auto
 from scheduling_opt.allocation.capacity import free_capacity
 from scheduling_opt.allocation.check import check
-from scheduling_opt.allocation.exact import exact_allocation
+from scheduling_opt.allocation.exact import exact
 from scheduling_opt.allocation.fifo import fifo
 from scheduling_opt.allocation.max_elastic import max_elastic
 from scheduling_opt.allocation.model import LINEAR, AllocationDecision, AllocationInput, Scaling
@@ -227,9 +227,7 @@ PROBLEM: Problem[AllocationInput, AllocationDecision] = Problem(
         Method("fifo", fifo, summary="queue order, full demand, no elasticity"),
         Method("afs", afs, summary="base demand, then best throughput gain per GPU"),
         Method("max-elastic", max_elastic, summary="SJF, elastic jobs at max"),
-        Method(
-            "exact", exact_allocation, exact=True, summary="enumerate initial allocations (small n)"
-        ),
+        Method("exact", exact, exact=True, summary="enumerate initial allocations (small n)"),
     ),
     default="auto",
     check=check,

@@ -12,9 +12,10 @@ import time
 from scheduling_opt.allocation.model import AllocationDecision, AllocationInput
 from scheduling_opt.allocation.simulate import plan_deadline, solution_of
 from scheduling_opt.allocation.two_phase import sjf_key
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 
+@named("max-elastic")
 def max_elastic(
     inp: AllocationInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[AllocationDecision]:

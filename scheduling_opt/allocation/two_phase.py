@@ -20,7 +20,7 @@ from scheduling_opt.allocation.simulate import SECONDS_PER_STEP, plan_deadline, 
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mckp import Mckp, dp
 from scheduling_opt.model import Job
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 #: Largest phase-two knapsack (items: extra workers that fit, over all jobs).
 KNAPSACK_ITEM_LIMIT = 1_000_000
@@ -63,7 +63,7 @@ def knapsack_groups(jobs: Sequence[Job], capacity: int, scaling: Scaling = LINEA
     weights, values = [], []
     for j in jobs:
         # Only items that fit can be chosen: a job allowed 10^9 workers on 8
-        # free GPUs is 8 items, not 10^9 (issue 17).
+        # free GPUs is 8 items, not 10^9.
         extra = np.arange(1, min(j.max_workers - j.min_workers, capacity // j.gpus_per_worker) + 1)
         base = scaling.time(j, j.min_workers)
         weights.append(extra * j.gpus_per_worker)
@@ -78,6 +78,7 @@ def sjf_key(
     return lambda item: (scaling.time(item[1], workers(item[1])), item[0])
 
 
+@named("two-phase")
 def two_phase(
     inp: AllocationInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[AllocationDecision]:

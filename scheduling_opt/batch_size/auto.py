@@ -1,7 +1,7 @@
 """The ``auto`` portfolio of ``batch-size`` (the default method): exact where it proves fast.
 
-First two exact dynamic programs (:mod:`~scheduling_opt.batch_size.dp`,
-issue 16, 2026-11-26): the integer knapsack over GPU counts with the
+First two exact dynamic programs (:mod:`~scheduling_opt.batch_size.dp`):
+the integer knapsack over GPU counts with the
 placement relaxed (O(J cap G)); when its own choice places (every job that
 took a packed cost on one server, best-fit decreasing) the placed schedule
 meets the proven bound and is returned as ``optimal``: on every generated
@@ -48,7 +48,7 @@ from scheduling_opt.batch_size.greedy import greedy
 from scheduling_opt.batch_size.model import BatchSizeInput, IntArray, Schedule
 from scheduling_opt.batch_size.search import ones
 from scheduling_opt.errors import InstanceTooLargeError
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Largest cluster (GPUs) on which ``auto`` tries the CP-SAT model first: the
 #: generated 64-GPU instances are proved in 0.06-0.8 units of work (0.2-1.1 s
@@ -65,6 +65,7 @@ AUTO_EXACT_WORK = 2.0
 AUTO_EXACT_SHARE = 0.5
 
 
+@named("auto")
 def auto(
     inp: BatchSizeInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[Schedule]:
@@ -114,7 +115,7 @@ def auto(
     start = time.perf_counter()
     limit = time_limit_of(time_limit)
     deadline = start + limit * AUTO_EXACT_SHARE
-    # Exact DPs first (issue 16): a proof in O(J cap G) on every generated
+    # Exact DPs first: a proof in O(J cap G) on every generated
     # instance, well below the greedy fill's time; each claims optimal only
     # when a placed schedule's F (recomputed by the objective) meets its bound.
     bounds: list[float] = []

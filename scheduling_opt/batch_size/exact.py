@@ -30,7 +30,7 @@ from scheduling_opt.batch_size.model import BatchSizeInput, Schedule
 from scheduling_opt.batch_size.operators import greedy_genes
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mckp import as_mckp, dp
-from scheduling_opt.solution import Seed, Solution, Status, as_rng, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, as_rng, named, time_limit_of
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
@@ -70,6 +70,7 @@ def cpsat_variables(inp: BatchSizeInput) -> int:
     return int(inp.max_gpus.sum()) * 2 + 2 * inp.n_jobs * inp.n_nodes
 
 
+@named("exact-separable")
 def exact_separable(
     inp: BatchSizeInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[Schedule]:
@@ -118,6 +119,7 @@ def exact_separable(
     return solution_of(inp, genes, found.status, start, bound=bound, message=found.message)
 
 
+@named("exact-cpsat")
 def exact_cpsat(
     inp: BatchSizeInput,
     *,
@@ -297,6 +299,7 @@ def _hint(
         m.add_hint(var, int(on[j, n]))
 
 
+@named("exact")
 def exact(
     inp: BatchSizeInput,
     *,

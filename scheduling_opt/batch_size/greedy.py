@@ -16,9 +16,10 @@ from scheduling_opt.batch_size.bounds import lower_bound
 from scheduling_opt.batch_size.evaluate import solution_of
 from scheduling_opt.batch_size.model import BatchSizeInput, Schedule
 from scheduling_opt.batch_size.operators import greedy_genes
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
+@named("greedy")
 def greedy(
     inp: BatchSizeInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[Schedule]:

@@ -43,7 +43,7 @@ from scheduling_opt.batch_size.operators import (
 from scheduling_opt.batch_size.progress import remaining_work, sample_progress
 from scheduling_opt.batch_size.refresh import refresh
 from scheduling_opt.errors import InstanceTooLargeError
-from scheduling_opt.solution import Seed, Solution, Status, as_rng, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, as_rng, named, time_limit_of
 
 #: Rows per generation repacked by best-fit decreasing (:func:`~.operators.pack`).
 PACKED_PER_GENERATION = 2
@@ -235,6 +235,7 @@ def ones_step(
     )
 
 
+@named("ones")
 def ones(
     inp: BatchSizeInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[Schedule]:

@@ -13,10 +13,17 @@ import sys
 from pathlib import Path
 
 from scheduling_opt.bench.executors import EXECUTORS, progress_bar, run_tasks
-from scheduling_opt.bench.report import format_table, write_outputs
-from scheduling_opt.bench.runner import DEFAULT_SEEDS, SUITE_TIME_LIMITS, SUITES, build_tasks
+from scheduling_opt.bench.report import problem_section, write_outputs
+from scheduling_opt.bench.runner import (
+    DEFAULT_SEEDS,
+    SUITE_TIME_LIMITS,
+    SUITES,
+    Row,
+    build_tasks,
+)
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.registry import get_problem, problem_names
+from scheduling_opt.suggest import did_you_mean
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,14 +56,38 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def _check_methods(problems: list[str], methods: list[str] | None) -> None:
+def _check_methods(problems: list[str], methods: list[str] | None) -> list[str] | None:
+    """The ``--method`` names, old names mapped to their new ones (with a warning)."""
     if not methods:
-        return
+        return methods
+    renamed = {old: new for p in problems for old, new in get_problem(p).renamed.items()}
+    for old in dict.fromkeys(m for m in methods if m in renamed):
+        print(
+            f"scheduling-opt: warning: method {old!r} is deprecated and will be removed in "
+            f"the next release; use {renamed[old]!r}",
+            file=sys.stderr,
+        )
+    methods = [renamed.get(m, m) for m in methods]
     known = {m.name for p in problems for m in get_problem(p).methods}
     unknown = [m for m in methods if m not in known]
     if unknown:
+        hint = did_you_mean(unknown[0], sorted(known))
         raise InvalidInstanceError(
-            "--method", f"unknown method(s) {unknown} (known: {', '.join(sorted(known))})"
+            "--method",
+            f"unknown method(s) {unknown}{hint} (known: {', '.join(sorted(known))})",
+        )
+    return methods
+
+
+def _print_status_counts(rows: list[Row]) -> None:
+    """One line: how many runs were skipped, stopped at their limit, or failed."""
+    skipped = sum(1 for r in rows if r.status == "skipped")
+    limited = sum(1 for r in rows if r.status == "time_limit")
+    failed = sum(1 for r in rows if r.error)
+    if skipped or limited or failed:
+        print(
+            f"{skipped} skipped (beyond the method's size limit), {limited} stopped at "
+            f"the time limit, {failed} failed: the reasons are under each table"
         )
 
 
@@ -65,7 +96,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     problems = args.problem or list(problem_names())
     for name in problems:
         get_problem(name)  # unknown names fail here, before any work
-    _check_methods(problems, args.method)
+    args.method = _check_methods(problems, args.method)
     seeds = DEFAULT_SEEDS[args.suite] if args.seeds is None else args.seeds
     if seeds < 1 or args.workers < 1:
         raise InvalidInstanceError("--seeds/--workers", "must be >= 1")
@@ -99,8 +130,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
         rows, args.out, suite=args.suite, interrupted=interrupted, plots=not args.no_plots
     )
     for problem in dict.fromkeys(r.problem for r in rows):
-        print(f"\n{problem}\n{format_table(summaries, problem)}")
+        print(f"\n{problem}\n{problem_section(rows, summaries, problem)}")
     print(f"\n{len(rows)} runs on {len(tasks)} instances; results in {args.out}/")
+    _print_status_counts(rows)
     failed = [r for r in rows if r.error]
     if failed:
         print(f"{len(failed)} failed rows (see {args.out}/report.md)", file=sys.stderr)

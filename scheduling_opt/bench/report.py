@@ -1,9 +1,11 @@
 """The benchmark's outputs: per-size summaries, the Pareto marking, CSV, JSON, Markdown.
 
-:func:`summarize` aggregates rows per (problem, size, method): runs, failed
-rows, mean and worst gap to the proven optimum, mean certified gap (from each
+:func:`summarize` aggregates rows per (problem, size, method): runs, failed,
+skipped and time-limited runs, mean and worst gap to the proven optimum, mean certified gap (from each
 method's own bound), median time, speed-up over the reference exact method,
 and the methods that dominate it at that size (:func:`dominated`).
+:func:`status_notes` gives, under each table, the reason of every run that
+did not finish normally (skipped, stopped at its time limit, failed).
 :func:`write_outputs` writes ``results.csv``, ``results.json`` and
 ``report.md`` (and the plots). Complexity: linear in the rows, quadratic in
 the methods of one size for the dominance test.
@@ -21,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from scheduling_opt.bench.runner import Row
+from scheduling_opt.metrics import GLOSSARY_LINE
+from scheduling_opt.solution import Status
 
 #: The method whose time the speed-up column divides by (else the fastest exact one).
 REFERENCE_METHOD = "exact"
 #: Mean gaps closer than this are equal in the dominance test.
 _GAP_EPS = 1e-12
 #: Median times within this fraction of the larger one count as equal in the
-#: dominance test (issue 16): two methods calling the same solver (``auto`` and
+#: dominance test: two methods calling the same solver (``auto`` and
 #: ``exact``) differ by timing noise alone, and without a tolerance the mark
 #: flapped from run to run on the shared machine.
 TIME_REL_TOLERANCE = 0.10
@@ -46,7 +50,10 @@ class Summary:
     ``at_optimum`` counts the runs whose whole key equals the proven
     optimum's, out of ``compared`` runs that have a proven optimum;
     ``mean_tie_gap`` is the mean tie-break gap (lexicographic objectives
-    only, a run whose objective differs counting 0).
+    only, a run whose objective differs counting 0). ``failed``: runs with
+    an error (a crash, a checker's refusal, a false bound); ``skipped``:
+    runs the method refused (beyond its size limit); ``time_limited``: runs
+    stopped by their time limit (their answer, if any, is still compared).
     """
 
     problem: str
@@ -63,6 +70,8 @@ class Summary:
     mean_tie_gap: float | None = None
     at_optimum: int = 0
     compared: int = 0
+    skipped: int = 0
+    time_limited: int = 0
 
 
 Quality = float | tuple[float, ...]
@@ -108,7 +117,7 @@ def dominated(points: Mapping[str, tuple[float, Quality]]) -> dict[str, tuple[st
     """For each method, the methods that dominate it on (median seconds, mean gap).
 
     ``b`` dominates ``a`` when ``b`` is at least as fast and has at most
-    ``a``'s mean gap, one of them strictly (issue 16). Times within
+    ``a``'s mean gap, one of them strictly. Times within
     :func:`same_time`'s tolerance (10% or 2 ms) are equal: then only a
     strictly smaller gap dominates, and a method a little slower within the
     tolerance but strictly better dominates too. A gap given as a tuple
@@ -222,6 +231,8 @@ def summarize(rows: Sequence[Row]) -> list[Summary]:
                 statistics.fmean(ties) if lexicographic and ties else None,
                 sum(1 for r in group if r.at_optimum),
                 sum(1 for r in group if r.at_optimum is not None),
+                sum(1 for r in group if r.status == SKIPPED),
+                sum(1 for r in group if r.status == Status.TIME_LIMIT.value),
             )
         )
     return _mark_dominated(out)
@@ -260,9 +271,11 @@ def _fmt(value: float | None, kind: str) -> str:
 
 
 TABLE_HEAD = (
-    "| size | method | runs | failed | mean gap % | worst gap % | at optimum | median ms "
-    "| speed-up vs exact | certified gap % | dominated by |"
+    "| size | method | runs | failed | skipped | time limit | mean gap % | worst gap % "
+    "| at optimum | median ms | speed-up vs exact | certified gap % | dominated by |"
 )
+#: The ``status`` of a run the method refused (beyond its size limit).
+SKIPPED = "skipped"
 #: The extra column of a lexicographic objective's table, after ``worst gap %``.
 TIE_COLUMN = "tie-break gap %"
 
@@ -283,13 +296,15 @@ def format_table(summaries: Sequence[Summary], problem: str) -> str:
     Returns
     -------
     str
-        The table: gaps in percent, times in milliseconds, ``-`` where unknown.
+        The table: gaps in percent, times in milliseconds, ``-`` where unknown;
+        the failed, skipped and time-limited runs counted in their columns
+        (their reasons: :func:`status_notes`).
 
     Examples
     --------
     >>> s = Summary("p", "n4", "greedy", 5, 0, 0.01, 0.05, 0.002, 40.0, 0.02, ("dp",), None, 2, 5)
     >>> print(format_table([s], "p").splitlines()[2])
-    | n4 | greedy | 5 | 0 | 1.00 | 5.00 | 2/5 | 2.00 | 40.0x | 2.00 | dp |
+    | n4 | greedy | 5 | 0 | 0 | 0 | 1.00 | 5.00 | 2/5 | 2.00 | 40.0x | 2.00 | dp |
     """
     mine = [s for s in summaries if s.problem == problem]
     lexicographic = any(s.mean_tie_gap is not None for s in mine)
@@ -303,6 +318,8 @@ def format_table(summaries: Sequence[Summary], problem: str) -> str:
             s.method,
             str(s.runs),
             str(s.failed),
+            str(s.skipped),
+            str(s.time_limited),
             _fmt(s.mean_gap, "pct"),
             _fmt(s.worst_gap, "pct"),
         ]
@@ -317,6 +334,92 @@ def format_table(summaries: Sequence[Summary], problem: str) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+#: How each status that is not a normal finish is named in the notes, in their order.
+_UNFINISHED = (
+    ("failed", "failed"),
+    (SKIPPED, "skipped"),
+    (Status.TIME_LIMIT.value, "time limit"),
+)
+
+
+def _unfinished(row: Row) -> str:
+    """``failed``, ``skipped``, ``time_limit`` or ``""`` (a normal finish)."""
+    if row.error:
+        return "failed"
+    if row.status in (SKIPPED, Status.TIME_LIMIT.value):
+        return row.status
+    return ""
+
+
+def _reason(row: Row) -> str:
+    return row.error or row.note or "(no reason given)"
+
+
+def status_notes(rows: Sequence[Row], problem: str) -> str:
+    """The reasons under a problem's table: one line per size, method and unfinished status.
+
+    Every run counted in the ``failed``, ``skipped`` or ``time limit``
+    column is here, with its reason (the first run's, and how many more
+    runs share the status): the table's dashes and counts never stand
+    unexplained. O(rows).
+
+    Parameters
+    ----------
+    rows : sequence of Row
+        Benchmark rows (other problems' rows are left out).
+    problem : str
+        The problem of the table.
+
+    Returns
+    -------
+    str
+        The lines (``""`` when every run finished normally).
+
+    Examples
+    --------
+    >>> skipped = Row("allocation", "n40", 0, "n40/seed0", "exact", True, "skipped", None,
+    ...               None, None, None, False, "", "6.96e+16 allocations, limit 200,000")
+    >>> print(status_notes([skipped], "allocation"))
+    - n40 exact, skipped (1 of 1 runs): n40/seed0: 6.96e+16 allocations, limit 200,000
+    """
+    mine = [r for r in rows if r.problem == problem]
+    runs: dict[tuple[str, str], int] = {}
+    for r in mine:
+        runs[(r.size, r.method)] = runs.get((r.size, r.method), 0) + 1
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    for r in mine:
+        status = _unfinished(r)
+        if status:
+            groups.setdefault((r.size, r.method, status), []).append(r)
+    shown = dict(_UNFINISHED)
+    lines = []
+    for (size, method, status), group in groups.items():
+        first = group[0]
+        more = f" (and {len(group) - 1} more)" if len(group) > 1 else ""
+        lines.append(
+            f"- {size} {method}, {shown[status]} ({len(group)} of {runs[(size, method)]} runs): "
+            f"{first.instance}: {_reason(first)}{more}"
+        )
+    return "\n".join(lines)
+
+
+def problem_section(rows: Sequence[Row], summaries: Sequence[Summary], problem: str) -> str:
+    """A problem's table, then the reasons of its unfinished runs (printed and in report.md).
+
+    Examples
+    --------
+    >>> problem_section([], [], "p").splitlines()[0].startswith("| size | method | runs |")
+    True
+    """
+    table = format_table(summaries, problem)
+    notes = status_notes(rows, problem)
+    if not notes:
+        return table
+    return (
+        f"{table}\n\nRuns that did not finish normally (the reason of the first of each):\n{notes}"
+    )
 
 
 def _csv_value(value: Any) -> Any:
@@ -392,6 +495,8 @@ def markdown_report(
         f"# Benchmark report: suite `{suite}`"
         + (" (interrupted: partial results)" if interrupted else ""),
         "",
+        GLOSSARY_LINE,
+        "",
         "Gap: relative to the best proven optimum, denominator floored at 1; tie-break gap "
         "(lexicographic objectives): the same on the first later key component when the "
         "objective ties (see docs/benchmarks.md); times in milliseconds "
@@ -403,7 +508,7 @@ def markdown_report(
         "2 ms counting as equal (blank: on the Pareto front).\n",
     ]
     for problem in dict.fromkeys(r.problem for r in rows):
-        parts += [f"## {problem}", "", format_table(summaries, problem), ""]
+        parts += [f"## {problem}", "", problem_section(rows, summaries, problem), ""]
     failures = [r for r in rows if r.error]
     if failures:
         parts += ["## Failed rows", ""]
@@ -414,7 +519,7 @@ def markdown_report(
         parts += ["## Skipped runs (instance beyond the method's size limit)", ""]
         parts += [f"- {r.problem} {r.instance} {r.method}: {r.note}" for r in skipped]
         parts.append("")
-    notes = [r for r in rows if r.note and r.status != "skipped"]
+    notes = [r for r in rows if r.note and not _unfinished(r)]
     if notes:
         parts += ["## Notes", ""]
         parts += [f"- {r.problem} {r.instance} {r.method}: {r.note}" for r in notes]

@@ -152,7 +152,9 @@ def run_method(
         (:class:`~scheduling_opt.errors.InstanceTooLargeError`), ``error``
         when it raised; otherwise its status, objective, key, bound,
         certified gap and time, ``verified`` when the checker accepted it and
-        its bound is on the right side of its own objective.
+        its bound is on the right side of its own objective; a run stopped by
+        its time limit notes the limit and the solver's word
+        (``Solution.message``), the reason the report prints.
     """
     try:
         solution: Solution[Any] = method.run(inp, seed=seed, time_limit=time_limit)
@@ -167,6 +169,11 @@ def run_method(
         error = f"check: {e}"
     if not error:
         error = _bound_error(problem.sense, solution)
+    note = ""
+    if solution.status is Status.TIME_LIMIT:
+        note = f"stopped at the {time_limit:g} s limit" + (
+            f": {solution.message}" if solution.message else ""
+        )
     return Outcome(
         method.name,
         method.exact,
@@ -178,6 +185,7 @@ def run_method(
         solution.seconds,
         verified=not error,
         error=error,
+        note=note,
     )
 
 

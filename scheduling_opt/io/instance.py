@@ -341,8 +341,38 @@ def throughputs_to_dict(matrix: ThroughputMatrix) -> dict[str, dict[str, float]]
     return {job: dict(row) for job, row in matrix.rows.items()}
 
 
+def _require_referenced(doc: Mapping[str, Any]) -> None:
+    """A section that names jobs or servers needs the section defining them.
+
+    Checked before any section is read, so that a deleted ``jobs`` is
+    reported as missing, not as the first placement row's unknown job.
+    """
+    placement = doc.get("placement")
+    placed = isinstance(placement, list) and bool(placement)
+    params = doc.get("params")
+    if "jobs" not in doc:
+        if placed:
+            raise InvalidInstanceError("jobs", "missing (the placement names jobs)")
+        if isinstance(params, dict) and params.get("jobs"):
+            raise InvalidInstanceError("jobs", "missing (params.jobs names jobs)")
+    if "cluster" not in doc and placed:
+        raise InvalidInstanceError("cluster", "missing (the placement names servers)")
+
+
 def from_dict(raw: object) -> Instance:
-    """An :class:`Instance` from the parsed JSON document (validated)."""
+    """An :class:`Instance` from the parsed JSON document (validated).
+
+    A missing top-level section is reported as missing before anything that
+    depends on it.
+
+    Examples
+    --------
+    >>> from_dict({"format": FORMAT, "problem": "reclaim",
+    ...            "placement": [{"job": "a", "server": "s", "workers": 1}]})
+    Traceback (most recent call last):
+    ...
+    scheduling_opt.errors.InvalidInstanceError: jobs: missing (the placement names jobs)
+    """
     doc = read_object(raw, "")
     if "format" not in doc:
         raise InvalidInstanceError("format", f"missing required field (expected {FORMAT!r})")
@@ -350,6 +380,7 @@ def from_dict(raw: object) -> Instance:
         raise InvalidInstanceError("format", f"expected {FORMAT!r}, got {doc['format']!r}")
     if "problem" not in doc:
         raise InvalidInstanceError("problem", "missing required field")
+    _require_referenced(doc)
     problem = read_string(doc["problem"], "problem")
     cluster = parse_cluster(doc["cluster"]) if "cluster" in doc else None
     jobs = parse_jobs(doc["jobs"]) if "jobs" in doc else ()
@@ -388,12 +419,22 @@ def loads(text: str) -> Instance:
 
 
 def load(path: str | Path) -> Instance:
-    """Read, parse and validate an instance file."""
+    """Read, parse and validate an instance file.
+
+    An error of the file as a whole (not JSON, a duplicate key) names the
+    file: ``FILE: not valid JSON: Unterminated string starting at (line 121,
+    column 7)``; an error inside it names the JSON path.
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InvalidInstanceError("", f"cannot read {str(path)!r}: {e}") from None
-    return loads(text)
+    try:
+        return loads(text)
+    except InvalidInstanceError as e:
+        if e.path:
+            raise
+        raise InvalidInstanceError(str(path), e.reason) from None
 
 
 # --------------------------------------------------------------------------- writing

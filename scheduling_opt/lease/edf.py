@@ -12,11 +12,12 @@ import time
 from scheduling_opt.lease._schedule import fit, heuristic_solution, load_of, relevel
 from scheduling_opt.lease.greedy import deadline_order
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 __all__ = ["edf"]
 
 
+@named("edf")
 def edf(
     inp: LeaseInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[LeaseDecision]:

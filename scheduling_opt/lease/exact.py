@@ -5,7 +5,7 @@ symmetry rows over the paper's Eqs. (1)-(5)) solved by HiGHS through
 ``scipy.optimize.milp``; the fastest of HiGHS, CP-SAT and CBC in docs/lease.md's
 study. Chronus §3.3.4. NP-hard; O(N (P + H)) variables and rows.
 
-Two stages from :data:`TWO_STAGE_MIN_JOBS` jobs on (issue 16; smaller
+Two stages from :data:`TWO_STAGE_MIN_JOBS` jobs on (smaller
 instances, and ``two_stage=False``, solve the whole MILP at once, the old
 model, kept as a cross-check):
 
@@ -68,7 +68,7 @@ from scheduling_opt.lease.formulation import (
 )
 from scheduling_opt.lease.greedy import Hint
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 __all__ = ["PACKING_ROUNDS", "PACKING_SECONDS", "TWO_STAGE_MIN_JOBS", "exact", "solve_highs"]
 
@@ -238,6 +238,7 @@ def solve_highs(
     return _one_stage(inp, model, time_limit)
 
 
+@named("exact")
 def exact(
     inp: LeaseInput,
     *,

@@ -17,7 +17,7 @@ from scheduling_opt.lease._schedule import Schedule
 from scheduling_opt.lease.formulation import ExactOutcome, ModelConfig, build, run_exact
 from scheduling_opt.lease.greedy import Hint
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 __all__ = ["exact_cbc"]
 
@@ -55,6 +55,7 @@ def solve_on_cbc(
     return ExactOutcome(out.status, schedule)
 
 
+@named("exact-cbc")
 def exact_cbc(
     inp: LeaseInput,
     *,

@@ -18,7 +18,7 @@ from scheduling_opt.lease._schedule import Schedule
 from scheduling_opt.lease.formulation import ExactOutcome, Model, ModelConfig, build, run_exact
 from scheduling_opt.lease.greedy import Hint
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
-from scheduling_opt.solution import Seed, Solution, Status, as_rng, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, as_rng, named, time_limit_of
 
 __all__ = ["CPSAT_SCALE", "exact_cpsat"]
 
@@ -68,7 +68,7 @@ def solve_on_cpsat(
     if hint is not None:
         for var, value in zip(xs, model.values(hint), strict=True):
             cp.add_hint(var, round(value))
-    # One seed, one answer (issue 17): the shared runner's interleaved search
+    # One seed, one answer: the shared runner's interleaved search
     # unless the caller asks for the racing portfolio.
     out = backends.solve_cpsat(
         cp, time_limit=time_limit, num_workers=NUM_WORKERS, seed=seed, deterministic=deterministic
@@ -87,6 +87,7 @@ def solve_on_cpsat(
     return ExactOutcome(status, schedule, bound)
 
 
+@named("exact-cpsat")
 def exact_cpsat(
     inp: LeaseInput,
     *,

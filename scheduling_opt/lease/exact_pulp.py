@@ -17,7 +17,7 @@ from scheduling_opt.lease._schedule import Schedule, relevel
 from scheduling_opt.lease.formulation import ExactOutcome, run_exact
 from scheduling_opt.lease.greedy import Hint
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 __all__ = ["exact_pulp", "solve_paper_model"]
 
@@ -80,6 +80,7 @@ def solve_paper_model(
     return ExactOutcome(out.status, relevel(inp, held))
 
 
+@named("exact-pulp")
 def exact_pulp(
     inp: LeaseInput,
     *,

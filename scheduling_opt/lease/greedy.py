@@ -23,7 +23,7 @@ from scheduling_opt.lease._schedule import (
     relevel,
 )
 from scheduling_opt.lease.model import LeaseDecision, LeaseInput
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 __all__ = ["Hint", "greedy", "greedy_schedule", "repair"]
 
@@ -218,6 +218,7 @@ def repair(inp: LeaseInput, hint: Hint) -> Schedule:
     return greedy_schedule(inp, start=relevel(inp, held).terms)
 
 
+@named("greedy")
 def greedy(
     inp: LeaseInput, *, seed: Seed = None, time_limit: float | None = None, hint: Hint | None = None
 ) -> Solution[LeaseDecision]:

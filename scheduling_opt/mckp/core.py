@@ -67,9 +67,10 @@ from scheduling_opt.mckp.dp import dp
 from scheduling_opt.mckp.exact import exact
 from scheduling_opt.mckp.greedy import best_single, greedy_choice
 from scheduling_opt.mckp.model import Mckp, MckpDecision, decision_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
+@named("core")
 def core(
     inp: Mckp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MckpDecision]:

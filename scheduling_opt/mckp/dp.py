@@ -27,7 +27,7 @@ from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mckp._reduce import Padded, fix, pad
 from scheduling_opt.mckp.greedy import greedy
 from scheduling_opt.mckp.model import FloatArray, IntArray, Mckp, MckpDecision, decision_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Largest padded table (groups x largest group) the reductions build: about
 #: 50 bytes per cell at peak, so 10^7 cells stay near 500 MB.
@@ -45,6 +45,7 @@ class _OutOfTimeError(Exception):
     """The DP passed its deadline (caught by :func:`dp`)."""
 
 
+@named("dp")
 def dp(inp: Mckp, *, seed: Seed = None, time_limit: float | None = None) -> Solution[MckpDecision]:
     """Exact MCKP by dynamic programming over capacity (method ``dp``).
 

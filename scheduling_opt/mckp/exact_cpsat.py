@@ -16,7 +16,7 @@ from scheduling_opt import exact as backends
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.mckp._backend import empty, from_backend
 from scheduling_opt.mckp.model import FloatArray, Mckp, MckpDecision
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
 def value_scale(values: FloatArray) -> tuple[int, bool]:
@@ -66,6 +66,7 @@ def value_scale(values: FloatArray) -> tuple[int, bool]:
     return min(10**6, max(1, int(2**52 / max(bound, 1.0)))), False
 
 
+@named("exact-cpsat")
 def exact_cpsat(
     inp: Mckp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MckpDecision]:

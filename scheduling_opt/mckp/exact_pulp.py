@@ -13,9 +13,10 @@ import time
 from scheduling_opt import exact as backends
 from scheduling_opt.mckp._backend import empty, from_backend
 from scheduling_opt.mckp.model import Mckp, MckpDecision
-from scheduling_opt.solution import Seed, Solution, time_limit_of
+from scheduling_opt.solution import Seed, Solution, named, time_limit_of
 
 
+@named("exact-pulp")
 def exact_pulp(
     inp: Mckp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MckpDecision]:

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.mckp._hull import Relaxation, hulls, relax
 from scheduling_opt.mckp.model import Mckp, MckpDecision, decision_of
-from scheduling_opt.solution import Seed, Solution, Status
+from scheduling_opt.solution import Seed, Solution, Status, named
 
 
 def upper_hull(weights: ArrayLike, values: ArrayLike) -> list[int]:
@@ -91,6 +91,7 @@ def lp_bound(inp: Mckp) -> float:
     return relax(inp).value
 
 
+@named("greedy")
 def greedy(
     inp: Mckp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MckpDecision]:

@@ -17,7 +17,7 @@ import numpy as np
 from scheduling_opt.mckp import Mckp, dp, lp_bound
 from scheduling_opt.memory_split._solution import infeasible, solution_of
 from scheduling_opt.memory_split.model import MemorySplitDecision, MemorySplitInput
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 
 def to_mckp(inp: MemorySplitInput) -> Mckp:
@@ -105,6 +105,7 @@ def upper_bound(inp: MemorySplitInput) -> float | None:
     return base_speed(inp) + lp_bound(to_mckp(inp))
 
 
+@named("exact")
 def exact(
     inp: MemorySplitInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MemorySplitDecision]:

@@ -23,7 +23,7 @@ from scheduling_opt.memory_split.model import (
     MemorySplitInput,
     OpportunisticJob,
 )
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
 def _speed_of(
@@ -53,6 +53,7 @@ def _speed_of(
     return pulp.lpSum(s * lam[i] for i, s in enumerate(speeds))
 
 
+@named("exact-pulp")
 def exact_pulp(
     inp: MemorySplitInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MemorySplitDecision]:

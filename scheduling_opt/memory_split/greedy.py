@@ -14,13 +14,14 @@ import time
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.memory_split._solution import infeasible, solution_of
 from scheduling_opt.memory_split.model import MemorySplitDecision, MemorySplitInput
-from scheduling_opt.solution import Seed, Solution, Status
+from scheduling_opt.solution import Seed, Solution, Status, named
 
 #: Most chunk counts the greedy tabulates over all jobs (Python floats: ~24 MB
 #: per million).
 TABLE_LIMIT = 5_000_000
 
 
+@named("greedy")
 def greedy(
     inp: MemorySplitInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MemorySplitDecision]:

@@ -19,7 +19,7 @@ from scheduling_opt.io.sizes import size_number
 from scheduling_opt.jsonpath import check_keys, read_array, read_number, read_object, read_string
 from scheduling_opt.memory_split.check import check
 from scheduling_opt.memory_split.exact import exact
-from scheduling_opt.memory_split.exact_milp import exact_milp
+from scheduling_opt.memory_split.exact_highs import exact_highs
 from scheduling_opt.memory_split.exact_pulp import exact_pulp
 from scheduling_opt.memory_split.greedy import greedy
 from scheduling_opt.memory_split.model import (
@@ -264,7 +264,7 @@ PROBLEM: Problem[MemorySplitInput, MemorySplitDecision] = Problem(
     encode=encode,
     methods=(
         Method("exact", exact, exact=True, summary="MCKP over memory chunks, knapsack DP"),
-        Method("exact-milp", exact_milp, exact=True, summary="the same MCKP, HiGHS via scipy"),
+        Method("exact-highs", exact_highs, exact=True, summary="the same MCKP, HiGHS via scipy"),
         Method(
             "exact-pulp",
             exact_pulp,
@@ -274,6 +274,7 @@ PROBLEM: Problem[MemorySplitInput, MemorySplitDecision] = Problem(
         Method("greedy", greedy, summary="AntMan trial-and-error: best marginal chunk"),
     ),
     default="exact",
+    renamed={"exact-milp": "exact-highs"},
     check=check,
     generate=generate,
     size_grammar=SIZE_GRAMMAR,

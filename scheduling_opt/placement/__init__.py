@@ -9,8 +9,11 @@ reward RW (Chronus Eq. 7).
 Methods: :func:`best_fit_decreasing` (``bfd``), :func:`round_up_consolidation`
 (``round-up``), :func:`quasi_consolidation` (``quasi``),
 :func:`chronus_local_search` (``local-search``, the default),
-:func:`exact_arcflow` (``exact``), :func:`exact_cpsat` (``exact-cpsat``),
-:func:`exact_cbc` (``exact-pulp``).
+:func:`exact` (``exact``: the arc-flow model on HiGHS), :func:`exact_cpsat`
+(``exact-cpsat``: the per-server model on CP-SAT), :func:`exact_pulp`
+(``exact-pulp``: an independent model on PuLP/CBC). The names
+``exact_arcflow`` and ``exact_cbc`` of release 0.2 still work for one
+release, with a ``DeprecationWarning``.
 
 Examples
 --------
@@ -22,17 +25,19 @@ Examples
 (12.0, 2)
 """
 
-from scheduling_opt.placement.arcflow import exact_arcflow
+from scheduling_opt.deprecation import deprecated_names
+from scheduling_opt.placement.arcflow import exact
 from scheduling_opt.placement.arcflow_model import lp_bound
 from scheduling_opt.placement.bfd import best_fit_decreasing, bfd_assign
 from scheduling_opt.placement.bounds import upper_bound
 from scheduling_opt.placement.check import check
 from scheduling_opt.placement.consolidation import consolidate, round_up_consolidation
-from scheduling_opt.placement.exact import exact_cpsat
-from scheduling_opt.placement.exact_pulp import exact_cbc
+from scheduling_opt.placement.exact_cpsat import exact_cpsat
+from scheduling_opt.placement.exact_pulp import exact_pulp
 from scheduling_opt.placement.local_search import chronus_local_search, search_assign
 from scheduling_opt.placement.model import (
     DEFAULT_SEARCH_SPACE,
+    IN_USE,
     Assignment,
     PlacementDecision,
     PlacementInput,
@@ -59,6 +64,7 @@ from scheduling_opt.placement.rounding import (
 
 __all__ = [
     "DEFAULT_SEARCH_SPACE",
+    "IN_USE",
     "Assignment",
     "PlacementDecision",
     "PlacementInput",
@@ -70,9 +76,9 @@ __all__ = [
     "consolidate",
     "consolidated_span",
     "decide",
-    "exact_arcflow",
-    "exact_cbc",
+    "exact",
     "exact_cpsat",
+    "exact_pulp",
     "fits_rounded",
     "is_consolidation_friendly",
     "largest_part",
@@ -91,3 +97,8 @@ __all__ = [
     "total_rw",
     "upper_bound",
 ]
+
+#: Names of release 0.2, served with a DeprecationWarning for one release.
+__getattr__ = deprecated_names(
+    __name__, globals(), {"exact_arcflow": "exact", "exact_cbc": "exact_pulp"}
+)

@@ -2,7 +2,7 @@
 
 Servers with the same GPU type and the same free GPUs are interchangeable,
 and so are jobs with the same workers, GPUs per worker, eligible servers and
-reward table; the per-server model (:mod:`~scheduling_opt.placement.exact`)
+reward table; the per-server model (:mod:`~scheduling_opt.placement.exact_cpsat`)
 spends its time permuting them. This model counts instead (HiGHS):
 
 - per server class ``c`` (``m_c`` servers of ``f`` free GPUs), an arc flow
@@ -32,7 +32,7 @@ partitions, independent of the number of servers and jobs of each class.
 When the partitions pass
 :data:`~scheduling_opt.placement.arcflow_model.MAX_PARTITIONS` (jobs of very many
 workers) or a class's arcs ``MAX_ARCS`` (servers of very many free GPUs),
-:func:`exact_arcflow` falls back to the per-server CP-SAT model. The model
+:func:`exact` falls back to the per-server CP-SAT model. The model
 itself is in :mod:`~scheduling_opt.placement.arcflow_model`.
 """
 
@@ -59,7 +59,7 @@ from scheduling_opt.placement.model import (
     PlacementInput,
     decide,
 )
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Relative tolerance under which a placement's reward reaches the bound.
 TOLERANCE = 1e-9
@@ -129,7 +129,8 @@ def _pick(
     return best
 
 
-def exact_arcflow(
+@named("exact")
+def exact(
     inp: PlacementInput,
     *,
     seed: Seed = None,
@@ -173,7 +174,7 @@ def exact_arcflow(
     >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
     >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
     >>> jobs = [Job("a", 6, 6, 60.0), Job("b", 4, 4, 60.0), Job("c", 6, 6, 60.0)]
-    >>> sol = exact_arcflow(PlacementInput(cluster, jobs), time_limit=10)
+    >>> sol = exact(PlacementInput(cluster, jobs), time_limit=10)
     >>> sol.status.value, round(sol.objective, 4), sol.gap
     ('optimal', 14.6667, 0.0)
 
@@ -199,7 +200,7 @@ def exact_arcflow(
                         seconds=time.perf_counter() - start)  # fmt: skip
     built = build_model(inp, cl)
     if built is None:
-        from scheduling_opt.placement.exact import exact_cpsat
+        from scheduling_opt.placement.exact_cpsat import exact_cpsat
 
         return exact_cpsat(inp, seed=seed, time_limit=limit)
     mdl, cols = built

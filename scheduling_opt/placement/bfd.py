@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 TRAIN, LOAN_FREE, LOAN_BASE, LOAN_FLEX = range(4)
 
@@ -231,6 +231,7 @@ def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
     return out
 
 
+@named("bfd")
 def best_fit_decreasing(
     inp: PlacementInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[PlacementDecision]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
 from scheduling_opt.placement.rounding import best_fit, round_up, whole_servers
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 
 def node_size_of(inp: PlacementInput, j: int) -> int:
@@ -110,6 +110,7 @@ def consolidate(inp: PlacementInput) -> list[Assignment | None]:
     return [placed.get(j) for j in range(inp.n_jobs)]
 
 
+@named("round-up")
 def round_up_consolidation(
     inp: PlacementInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[PlacementDecision]:

@@ -1,6 +1,6 @@
 """Exact placement written again in PuLP, solved by CBC (method ``exact-pulp``).
 
-The same problem as :mod:`scheduling_opt.placement.exact`, modelled
+The same problem as :mod:`scheduling_opt.placement.exact_cpsat`, modelled
 independently: one binary per job and span including the span 0
 (unplaced, exactly one chosen), ``x[j,s]`` workers and ``y[j,s]`` use of a
 server, the workers equal to the job's count unless span 0, the used
@@ -20,7 +20,7 @@ from typing import Any, Literal
 from scheduling_opt import exact as backends
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput, decide
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 Objective = Literal["rw", "nodes"]
 
@@ -31,7 +31,8 @@ def _rooms(inp: PlacementInput, j: int) -> list[tuple[int, int]]:
     return [(s, min(n, inp.free[s] // gpw)) for s in inp.eligible[j] if inp.free[s] >= gpw]
 
 
-def exact_cbc(
+@named("exact-pulp")
+def exact_pulp(
     inp: PlacementInput,
     *,
     seed: Seed = None,
@@ -69,7 +70,7 @@ def exact_cbc(
     >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
     >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
     >>> jobs = [Job("a", 6, 6, 60.0), Job("b", 4, 4, 60.0), Job("c", 6, 6, 60.0)]
-    >>> sol = exact_cbc(PlacementInput(cluster, jobs), time_limit=10)
+    >>> sol = exact_pulp(PlacementInput(cluster, jobs), time_limit=10)
     >>> sol.status.value, round(sol.objective, 4)
     ('optimal', 14.6667)
 
@@ -90,7 +91,7 @@ def exact_cbc(
     big = 1 + sum(inp.job_workers)
     # PuLP then writes the model to a file that CBC reads back, which takes
     # about as long as building it: past half the limit nothing is started
-    # (issue 17, fuzz: 532,000 worker variables ran 36 s under a 5 s limit).
+    # (fuzz: 532,000 worker variables ran 36 s under a 5 s limit).
     deadline = start + limit / 2
     for j in range(inp.n_jobs):
         if time.perf_counter() > deadline:

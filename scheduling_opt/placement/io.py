@@ -20,12 +20,12 @@ from scheduling_opt.io.instance import Instance
 from scheduling_opt.io.sizes import check_count, size_number
 from scheduling_opt.jsonpath import check_keys, read_int, read_object
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
-from scheduling_opt.placement.arcflow import exact_arcflow
+from scheduling_opt.placement.arcflow import exact
 from scheduling_opt.placement.bfd import best_fit_decreasing
 from scheduling_opt.placement.check import check
 from scheduling_opt.placement.consolidation import round_up_consolidation
-from scheduling_opt.placement.exact import exact_cpsat
-from scheduling_opt.placement.exact_pulp import exact_cbc
+from scheduling_opt.placement.exact_cpsat import exact_cpsat
+from scheduling_opt.placement.exact_pulp import exact_pulp
 from scheduling_opt.placement.local_search import chronus_local_search
 from scheduling_opt.placement.model import DEFAULT_SEARCH_SPACE, PlacementDecision, PlacementInput
 from scheduling_opt.placement.quasi import quasi_consolidation
@@ -295,12 +295,12 @@ PROBLEM: Problem[PlacementInput, PlacementDecision] = Problem(
         Method("local-search", chronus_local_search, summary="Chronus Algorithm 1 (|S| = 100,000)"),
         Method(
             "exact",
-            exact_arcflow,
+            exact,
             exact=True,
             summary="arc-flow MILP on identical servers and jobs, HiGHS",
         ),
         Method("exact-cpsat", exact_cpsat, exact=True, summary="per-server model, CP-SAT"),
-        Method("exact-pulp", exact_cbc, exact=True, summary="independent model, PuLP/CBC"),
+        Method("exact-pulp", exact_pulp, exact=True, summary="independent model, PuLP/CBC"),
     ),
     default="local-search",
     check=check,

@@ -72,7 +72,7 @@ from scheduling_opt.placement.quasi import (
     quasi_into,
     rooms_of,
 )
-from scheduling_opt.solution import Seed, Solution, time_limit_of
+from scheduling_opt.solution import Seed, Solution, named, time_limit_of
 
 #: Jobs Algorithm 1's completions examine at most in ``local-search`` (and in
 #: the exact methods' warm starts): the full enumeration on the generated
@@ -344,6 +344,7 @@ def search_assign(
     return [placed.get(j) for j in range(inp.n_jobs)], search.stopped
 
 
+@named("local-search")
 def chronus_local_search(
     inp: PlacementInput,
     *,

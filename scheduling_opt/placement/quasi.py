@@ -10,8 +10,8 @@ leftover stays on the roomiest server). "Fewest" orders the servers by
 servers of equal room the one with fewer free GPUs is the better fit, and
 servers of one type and free count are interchangeable, which lets local
 search work on their counts (:mod:`~scheduling_opt.placement.counts`).
-Until issue 25 equal rooms were ordered by index alone; that differs only
-for jobs of several GPUs per worker or on clusters of several GPU types.
+(Ordering equal rooms by index alone would differ only for jobs of several
+GPUs per worker or on clusters of several GPU types.)
 Quasi-consolidation places jobs in potential order (Eq. 8: the spread of RW
 over the spans; ties: GPUs descending, then file order) on their smallest
 feasible span, never below k*; a job that does not fit stays unplaced. This
@@ -29,7 +29,7 @@ from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import plain
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
-from scheduling_opt.solution import Seed, Solution
+from scheduling_opt.solution import Seed, Solution, named
 
 
 def rooms_of(inp: PlacementInput, j: int, free: Sequence[int]) -> list[tuple[int, int]]:
@@ -265,6 +265,7 @@ def quasi_assign(inp: PlacementInput) -> list[Assignment | None]:
     return [placed.get(j) for j in range(inp.n_jobs)]
 
 
+@named("quasi")
 def quasi_consolidation(
     inp: PlacementInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[PlacementDecision]:

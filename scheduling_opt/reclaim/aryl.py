@@ -14,7 +14,7 @@ import time
 from scheduling_opt.reclaim._greedy import Greedy, run_greedy
 from scheduling_opt.reclaim.bounds import fraction_bound
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
 def _best_single(inp: ReclaimInput) -> list[int]:
@@ -38,6 +38,7 @@ def aryl_order(inp: ReclaimInput) -> list[int]:
     return run_greedy(inp, _aryl_key)
 
 
+@named("aryl")
 def aryl(
     inp: ReclaimInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[ReclaimDecision]:

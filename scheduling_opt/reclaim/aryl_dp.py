@@ -24,7 +24,7 @@ from scheduling_opt.reclaim.aryl import _aryl_key, aryl_order
 from scheduling_opt.reclaim.bounds import fraction_bound
 from scheduling_opt.reclaim.delta_swap import DeltaSwap
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Swap moves of the polish per on-loan server (0.1: at most 50 moves at 500).
 SWAP_MOVES_PER_SERVER = 0.1
@@ -224,6 +224,7 @@ def aryl_dp_order(inp: ReclaimInput, keys: tuple[KeyFn, ...] = (_aryl_key,)) -> 
     return sorted(chosen)
 
 
+@named("aryl-dp")
 def aryl_dp(
     inp: ReclaimInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[ReclaimDecision]:

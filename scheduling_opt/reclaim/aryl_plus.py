@@ -16,7 +16,7 @@ from scheduling_opt.reclaim.aryl import aryl_order
 from scheduling_opt.reclaim.bounds import lower_bound
 from scheduling_opt.reclaim.local_search import ANNEAL_BUDGET, ANNEAL_STEPS, anneal, swap_search
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, as_rng, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, as_rng, named, time_limit_of
 
 
 def _plus_key(state: Greedy, s: int) -> tuple[int, ...]:
@@ -32,6 +32,7 @@ def _delta_key(state: Greedy, s: int) -> tuple[int, ...]:
     return (state.delta(s), state.cost[s], -state.drop(s), s)
 
 
+@named("aryl-plus")
 def aryl_plus(
     inp: ReclaimInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[ReclaimDecision]:

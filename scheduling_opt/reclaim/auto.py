@@ -16,7 +16,7 @@ import time
 from scheduling_opt.reclaim.aryl_dp import aryl_dp
 from scheduling_opt.reclaim.frontier import frontier_dp
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: The DP's budgets per on-loan server: frontier states (the generator's
 #: instances use 1.6-18 per server from 8 to 1,000 servers) and (state, r)
@@ -25,6 +25,7 @@ AUTO_STATES_PER_SERVER = 25
 AUTO_CELLS_PER_SERVER = 5_000
 
 
+@named("auto")
 def auto(
     inp: ReclaimInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[ReclaimDecision]:

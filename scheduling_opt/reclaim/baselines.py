@@ -11,9 +11,10 @@ import time
 
 from scheduling_opt.reclaim.bounds import fraction_bound
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, as_rng, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, as_rng, named, time_limit_of
 
 
+@named("scf")
 def scf(
     inp: ReclaimInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[ReclaimDecision]:
@@ -59,6 +60,7 @@ def scf(
     return solution_of(inp, chosen, Status.FEASIBLE, start, bound=float(fraction_bound(inp)))
 
 
+@named("random")
 def random_servers(
     inp: ReclaimInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[ReclaimDecision]:

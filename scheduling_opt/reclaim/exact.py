@@ -19,9 +19,10 @@ from scheduling_opt.errors import SolverError
 from scheduling_opt.reclaim.frontier import MAX_CELLS, MAX_STATES, frontier_dp
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
 from scheduling_opt.reclaim.two_stage import ExactOutcome, answer, solve_two_stage
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
+@named("exact")
 def exact(
     inp: ReclaimInput,
     *,

@@ -14,9 +14,10 @@ import time
 from scheduling_opt.exact import solve_pulp
 from scheduling_opt.reclaim.aryl import aryl_order
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
+@named("exact-pulp")
 def exact_pulp(
     inp: ReclaimInput, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[ReclaimDecision]:

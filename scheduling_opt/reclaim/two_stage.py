@@ -4,9 +4,8 @@ Stage 1 minimizes the preempted-job count over the reduced model of
 :mod:`scheduling_opt.reclaim.milp`, stage 2 the collateral GPUs at that
 count (Aryl §4; the optimum §7.3 finds by exhaustive search). NP-hard:
 exponential in the worst case; 0.6-0.75 s of CPU at 500 on-loan servers.
-It was ``exact`` until issue 16; it is now the fallback of ``exact`` (the
-frontier DP) when the DP's frontier is too wide, and its independent
-cross-check.
+It is the fallback of ``exact`` (the frontier DP) when the DP's frontier
+is too wide, and its independent cross-check.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from scheduling_opt.reclaim.aryl_dp import aryl_dp_order
 from scheduling_opt.reclaim.bounds import fraction_bound
 from scheduling_opt.reclaim.milp import ModelConfig, build, reduce, solve_rows
 from scheduling_opt.reclaim.model import ReclaimDecision, ReclaimInput, solution_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +78,7 @@ def solve_two_stage(
     return ExactOutcome(Status.OPTIMAL, red.unmerge(second.x), float(count), stats=stats)
 
 
+@named("exact-two-stage")
 def exact_two_stage(
     inp: ReclaimInput,
     *,

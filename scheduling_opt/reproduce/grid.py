@@ -178,9 +178,29 @@ def _values(claim: Claim, metrics: Mapping[str, Mapping[str, float]], baseline: 
     if claim.policy not in metrics or (claim.kind != "value" and baseline not in metrics):
         return ""
     ours = metrics[claim.policy][claim.metric]
-    if claim.kind == "value":
+    if claim.kind == "value" and (claim.paper_baseline is None or baseline not in metrics):
         return f"{claim.policy}: {ours:.4g}"
     return f"{baseline}: {metrics[baseline][claim.metric]:.4g} -> {claim.policy}: {ours:.4g}"
+
+
+def judge_claim(claim: Claim, metrics: Mapping[str, Mapping[str, float]]) -> Verdict:
+    """The verdict of ``claim`` on one point's ``label -> metrics`` (the report's rule).
+
+    A level claim with the paper's baseline level is judged against our
+    baseline's level too (:func:`~scheduling_opt.reproduce.verdict.judge`).
+
+    Examples
+    --------
+    >>> c = Claim("usage", "utilization", "value", 0.86, "base", "ours", paper_baseline=0.72)
+    >>> judge_claim(c, {"base": {"utilization": 0.652}, "ours": {"utilization": 0.643}}).value
+    'not reproduced'
+    """
+    baseline = claim.base_of(metrics)
+    ours = claim.against(metrics, baseline)
+    base = None
+    if claim.kind == "value" and claim.paper_baseline is not None and baseline in metrics:
+        base = metrics[baseline][claim.metric]
+    return judge(claim.kind, claim.paper, ours, paper_base=claim.paper_baseline, base=base)
 
 
 def _row(claim: Claim, point: Point) -> ClaimRow:
@@ -194,7 +214,7 @@ def _row(claim: Claim, point: Point) -> ClaimRow:
         ours,
         baseline,
         seeds,
-        judge(claim.kind, claim.paper, ours),
+        judge_claim(claim, metrics),
         _values(claim, metrics, baseline),
         tuple((label, claim.against(metrics, label)) for label in claim.over),
     )

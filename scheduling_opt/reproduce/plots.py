@@ -4,11 +4,14 @@ One panel per claim that has a direction (reductions, ratios), one line per
 base workload (none for a workload the claim skips), a thin line per
 ``Claim.over`` label (the baseline under a parameter's other values, e.g.
 Gandiva's interference), a dashed line at the paper's number and a dotted one at "no
-difference". matplotlib is optional: without it no plot is written.
+difference". A panel's title is wrapped to :data:`TITLE_WIDTH` characters,
+so that two long claim names side by side never overlap (Aryl's oracle
+claims once did). matplotlib is optional: without it no plot is written.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,19 +19,52 @@ from typing import Any
 from scheduling_opt.reproduce.grid import Point
 from scheduling_opt.reproduce.papers import Claim, PaperSet
 
+#: Characters per line of a panel's title (a 4.2-inch panel holds about 60 at
+#: the "small" font size; 44 leaves room between neighbours).
+TITLE_WIDTH = 44
+
+
+def panel_title(claim: Claim) -> str:
+    """A panel's title: the claim's name, then which runs it compares, wrapped.
+
+    Examples
+    --------
+    >>> c = Claim("mean queueing, Aryl with the trace's durations (oracle, ours), x lower",
+    ...           "queueing_mean", "ratio", 1.53, "fifo-no-loan", "aryl-oracle")
+    >>> print(panel_title(c))
+    mean queueing, Aryl with the trace's
+    durations (oracle, ours), x lower
+    aryl-oracle vs fifo-no-loan
+    """
+    lines = textwrap.wrap(claim.what, TITLE_WIDTH)
+    lines += textwrap.wrap(f"{claim.policy} vs {claim.baseline}", TITLE_WIDTH)
+    return "\n".join(lines)
+
 
 def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool:
     """Write the plot to ``path``; False when matplotlib is missing or nothing to draw."""
+    fig = sweep_figure(paper, grid)
+    if fig is None:
+        return False
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def sweep_figure(paper: PaperSet, grid: Sequence[Point]) -> Any:
+    """The plot's figure (laid out, not saved); None when matplotlib is missing or nothing to draw."""
     claims = [c for c in paper.claims if c.kind != "value"]
     if not claims or len({p.density for p in grid}) < 2:
-        return False
+        return None
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return False
+        return None
     cols = min(3, len(claims))
     rows = -(-len(claims) // cols)
     fig: Any
@@ -50,7 +86,7 @@ def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool
         paper_y = claim.paper if claim.kind == "ratio" else -claim.paper
         ax.axhline(paper_y, linestyle="--", color="grey", linewidth=0.8, label="paper")
         ax.axhline(1.0 if claim.kind == "ratio" else 0.0, linestyle=":", color="black", lw=0.6)
-        ax.set_title(f"{claim.what}\n{claim.policy} vs {claim.baseline}", fontsize="small")
+        ax.set_title(panel_title(claim), fontsize="small")
         ax.set_xlabel("offered load")
         ax.set_ylabel("x lower" if claim.kind == "ratio" else "change (%)")
     for ax in list(axes.flat)[len(claims) :]:
@@ -58,9 +94,7 @@ def write_sweep_plot(path: Path, paper: PaperSet, grid: Sequence[Point]) -> bool
     for ax in list(axes.flat)[: len(claims)]:
         ax.legend(fontsize="xx-small")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return fig
 
 
 def _line(

@@ -10,9 +10,12 @@ folder ``DIR/<workload>/`` with the simulator's raw files (``jobs.csv``,
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
+from scheduling_opt.metrics import GLOSSARY_LINE
 from scheduling_opt.reproduce.grid import (
     ClaimRow,
     Point,
@@ -23,12 +26,13 @@ from scheduling_opt.reproduce.grid import (
 )
 from scheduling_opt.reproduce.papers import Claim, PaperSet
 from scheduling_opt.reproduce.plots import write_sweep_plot
-from scheduling_opt.sim.output import table, write_all
+from scheduling_opt.sim.cli.output import table, write_all
 from scheduling_opt.sim.sweep import RunResult
 
 __all__ = [
     "by_workload",
     "claims_table",
+    "folder_name",
     "mean_metrics",
     "solver_table",
     "stats_table",
@@ -37,6 +41,21 @@ __all__ = [
     "verdict_table",
     "write_report",
 ]
+
+
+def folder_name(workload: str) -> str:
+    """A workload's output folder: its name with every run of other characters as ``-``.
+
+    Links in ``report.md`` must not hold spaces (CommonMark renderers, GitHub's
+    among them, show no image whose link has one), so a density's workload
+    ``"excerpt x1.3"`` writes its files to ``excerpt-x1.3/``.
+
+    Examples
+    --------
+    >>> folder_name("excerpt x1.3"), folder_name("P_MIX2"), folder_name("a b/c")
+    ('excerpt-x1.3', 'P_MIX2', 'a-b-c')
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", workload).strip("-") or "workload"
 
 
 def by_workload(results: Sequence[RunResult]) -> dict[str, list[RunResult]]:
@@ -81,7 +100,8 @@ def verdict_table(rows: Sequence[ClaimRow]) -> str:
     for r in rows:
         c = r.claim
         how = _how(c)
-        where = r.where if c.kind == "value" else f"{r.where}, vs {r.baseline}"
+        level = c.kind == "value" and c.paper_baseline is None
+        where = r.where if level else f"{r.where}, vs {r.baseline}"
         verdict = r.verdict.value
         if c.note and r.verdict.value != "reproduced":
             verdict += f" ({c.note})"
@@ -131,7 +151,10 @@ def summary_table(rows: Sequence[ClaimRow]) -> str:
 
 def _how(c: Claim) -> str:
     if c.kind == "value":
-        return f"{c.policy}'s {c.metric}"
+        if c.paper_baseline is None:
+            return f"{c.policy}'s {c.metric}"
+        side = "above" if c.paper > c.paper_baseline else "below"
+        return f"{c.policy}'s {c.metric}, {side} {c.baseline}'s (paper: {c.show(c.paper_baseline)})"
     if not c.among:
         base = c.baseline
     elif c.pick == "max":
@@ -261,6 +284,7 @@ def write_report(
     lendable = f" + {inference} inference servers to lend" if inference else ""
     parts = [
         f"# Reproduction: {paper.title}\n",
+        GLOSSARY_LINE + "\n",
         f"Run {day}, scheduling-opt {version}, mode {'quick' if quick else 'full'}; "
         f"{servers} servers x {paper.gpus_per_server} GPUs{lendable}; times in the trace's "
         f"unit ({paper.unit}).\n",
@@ -277,7 +301,11 @@ def write_report(
     parts.append(
         f"\n## Verdicts\n\nA claim is *reproduced* when ours points the paper's way and lies "
         f"within 2x of the paper's number, *direction only* when it points the paper's way "
-        f"outside that band, *not reproduced* otherwise (scheduling_opt/reproduce/verdict.py). "
+        f"outside that band, *not reproduced* otherwise; a level claim the paper places above "
+        f"(or below) its baseline's is *not reproduced* when ours is not on that side of our "
+        f"baseline's, whatever its level, and *reproduced* only when its level and its "
+        f"difference from our baseline are both within 2x of the paper's "
+        f"(scheduling_opt/reproduce/verdict.py). "
         f"Point claims are judged at {where}"
         + (f" ({paper.sweep.why})" if paper.sweep is not None and paper.sweep.why else "")
         + "; seeds: every seed's number and how many point the paper's way.\n"
@@ -300,8 +328,8 @@ def write_report(
         if plot:
             parts.append("\n![claims against load](sweep.png)\n")
     for name, group in by_workload(results).items():
-        sub = out_dir / name
-        plots = write_all(sub, group, version, unit=paper.unit)
+        folder = folder_name(name)
+        plots = write_all(out_dir / folder, group, version, unit=paper.unit)
         parts.append(f"\n## Workload `{name}` ({int(group[0].metrics['jobs'])} jobs)\n")
         parts.append(claims_table(paper, group))
         parts.append("\nAll metrics:\n")
@@ -312,8 +340,8 @@ def write_report(
         if stats:
             parts.append("\nPolicy counters (solver seconds are wall time inside the run):\n")
             parts.append(stats)
-        parts.append(f"\nRaw results: `{name}/jobs.csv`, `{name}/summary.json`.\n")
-        parts += [f"\n![{p}]({name}/{p})\n" for p in plots]
+        parts.append(f"\nRaw results: `{folder}/jobs.csv`, `{folder}/summary.json`.\n")
+        parts += [f"\n![{p}]({quote(f'{folder}/{p}')})\n" for p in plots]
     path = out_dir / "report.md"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path

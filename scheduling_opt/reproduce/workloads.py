@@ -50,8 +50,8 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.policies.ones_jobs import OnesSpec
-from scheduling_opt.sim.policies.ones_jobs import generate as generate_ones
+from scheduling_opt.sim.ones_workload import OnesSpec
+from scheduling_opt.sim.ones_workload import generate as generate_ones
 from scheduling_opt.sim.sweep import WorkloadSpec
 from scheduling_opt.sim.workload import SimJob, Workload
 
@@ -242,7 +242,7 @@ class PaperWorkload(WorkloadSpec):
 class OnesWorkload(PaperWorkload):
     """ONES' §4.2 workload, drawn with the run's seed (no trace needed).
 
-    The draw rule is :func:`scheduling_opt.sim.policies.ones_jobs.generate`'s
+    The draw rule is :func:`scheduling_opt.sim.ones_workload.generate`'s
     (Table 2's 50 workloads, Poisson arrivals, P_MIX2's GPU counts, times in
     seconds).
 

@@ -1,8 +1,12 @@
-"""The trace-driven simulator: an event engine, baseline policies, metrics, reports.
+"""The trace-driven simulator: an event engine, policies declared once, metrics, reports.
 
-The engine knows nothing of the papers: a policy is any object with
-``decide(view) -> Decision`` (see :mod:`scheduling_opt.sim.policy`). One run
-is :func:`run_config` of a frozen :class:`RunConfig`, or :func:`simulate`
+The engine knows nothing of the papers: a policy is any object with a
+``name`` and ``decide(view) -> Decision`` (see
+:mod:`scheduling_opt.sim.protocol`). Each policy name is declared once
+(:class:`PolicySpec`: its parameters, variants, what it adds to the
+cluster); the built-in families live in :mod:`scheduling_opt.sim.policies`
+and a user's policy joins them with :func:`register_policy`. One run is
+:func:`run_config` of a frozen :class:`RunConfig`, or :func:`simulate`
 with objects in hand.
 
 Examples
@@ -15,9 +19,29 @@ Examples
 """
 
 from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement, ServerSpec
+from scheduling_opt.sim.declare import Param, PolicySpec, Semantics
 from scheduling_opt.sim.engine import CapacityChange, EngineParams, RunOutput, simulate
-from scheduling_opt.sim.policy import NOTHING, Decision, JobView, Policy, PolicyError, View
-from scheduling_opt.sim.registry import BASELINES, DEFAULT_BASELINES, make_policy
+from scheduling_opt.sim.protocol import (
+    NOTHING,
+    Decision,
+    Interfering,
+    JobView,
+    Periodic,
+    Policy,
+    PolicyError,
+    Reporting,
+    StartTerms,
+    View,
+)
+from scheduling_opt.sim.registry import (
+    default_policies,
+    load_plugin,
+    make_policy,
+    parse_policy,
+    policy_names,
+    policy_spec,
+    register_policy,
+)
 from scheduling_opt.sim.results import METRIC_KEYS, JobRecord, job_records, summarize
 from scheduling_opt.sim.speed import SpeedModel, bundled_table
 from scheduling_opt.sim.sweep import RunConfig, RunResult, WorkloadSpec, run_config, run_sweep
@@ -25,9 +49,7 @@ from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import BUNDLED, SimJob, Workload, bundled, load_trace
 
 __all__ = [
-    "BASELINES",
     "BUNDLED",
-    "DEFAULT_BASELINES",
     "METRIC_KEYS",
     "NOTHING",
     "CapacityChange",
@@ -35,27 +57,40 @@ __all__ = [
     "Decision",
     "EngineParams",
     "FreeMap",
+    "Interfering",
     "JobRecord",
     "JobView",
+    "Param",
+    "Periodic",
     "Placement",
     "Policy",
     "PolicyError",
+    "PolicySpec",
+    "Reporting",
     "RunConfig",
     "RunOutput",
     "RunResult",
+    "Semantics",
     "ServerSpec",
     "SimJob",
     "SpeedModel",
+    "StartTerms",
     "SyntheticSpec",
     "View",
     "Workload",
     "WorkloadSpec",
     "bundled",
     "bundled_table",
+    "default_policies",
     "generate",
     "job_records",
+    "load_plugin",
     "load_trace",
     "make_policy",
+    "parse_policy",
+    "policy_names",
+    "policy_spec",
+    "register_policy",
     "run_config",
     "run_sweep",
     "simulate",

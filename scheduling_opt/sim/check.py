@@ -4,7 +4,7 @@ Each function looks at the simulation's state and one part of a decision
 and returns why it breaks a rule (a sentence) or None; none writes
 anything. :class:`~scheduling_opt.sim.live.ClusterState`, the one owner of
 the state, calls them before each change it applies, and turns a reason
-into a :class:`~scheduling_opt.sim.policy.PolicyError` naming the policy,
+into a :class:`~scheduling_opt.sim.protocol.PolicyError` naming the policy,
 the time and the job.
 
 The rules: a start of a job that is not pending (not yet submitted,
@@ -17,7 +17,8 @@ opportunistic start (``share``) beyond the free opportunistic slots, a
 resize of an opportunistic job, an upgrade of a job that is not a running
 opportunistic job or whose GPUs an exclusive job holds, exact GPUs
 (``gpus``) that are taken in the job's slot, off its placement, or named for
-a job this decision does not start.
+a job this decision does not start; start terms for a job it does not
+start, twice, or with a credit that is not finite and >= 0.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import math
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policy import PENDING, RUNNING
+from scheduling_opt.sim.protocol import PENDING, RUNNING, StartTerms
 from scheduling_opt.sim.sharing import OPPORTUNISTIC
 from scheduling_opt.sim.state import JobState
 
@@ -83,6 +84,21 @@ def rate_error(st: JobState, factor: object) -> str | None:
         return "speed factor set but not pending or running"
     if not (isinstance(factor, (int, float)) and 0.0 < factor < math.inf):
         return f"speed factor {factor!r} is not finite and > 0"
+    return None
+
+
+def terms_error(started: bool, twice: bool, how: object) -> str | None:
+    """Why start terms cannot apply (None: they can): not a job this decision starts, given
+    twice, not :class:`~scheduling_opt.sim.protocol.StartTerms`, or a credit not finite >= 0.
+    """
+    if not isinstance(how, StartTerms):
+        return f"terms: must be StartTerms, got {type(how).__name__}"
+    if not started:
+        return "terms: not started"
+    if twice:
+        return "terms: given twice"
+    if not (isinstance(how.credit, (int, float)) and math.isfinite(how.credit) and how.credit >= 0):
+        return f"terms: credit {how.credit!r} is not >= 0"
     return None
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from scheduling_opt.sim import limits
 from scheduling_opt.sim.cluster import ClusterSpec
 from scheduling_opt.sim.live import ClusterState
-from scheduling_opt.sim.policy import RUNNING, Policy, PolicyError
+from scheduling_opt.sim.protocol import RUNNING, Interfering, Periodic, Policy, PolicyError
 from scheduling_opt.sim.speed import SpeedModel
 from scheduling_opt.sim.view import LiveView
 from scheduling_opt.sim.workload import SimJob, Workload
@@ -71,11 +71,11 @@ class EngineParams:
     model of a GPU shared by an opportunistic and an exclusive job (the
     first runs at ``1 - share_slowdown``, the second at ``1 -
     host_slowdown``; AntMan §5.1's measurements, sim/sharing.py). A policy
-    whose sharing has other speeds declares them itself: its attribute
-    ``interference = (share_slowdown, host_slowdown)`` replaces these two
-    (Gandiva: ``(0.0, 0.0)``, it sets every shared job's speed through
-    ``Decision.rate``), so that the policy runs right whoever builds the
-    engine.
+    whose sharing has other speeds declares them itself
+    (:class:`~scheduling_opt.sim.protocol.Interfering`: its
+    ``interference`` replaces these two; Gandiva's is ``(0.0, 0.0)``, it
+    sets every shared job's speed through ``Decision.rate``), so that the
+    policy runs right whoever builds the engine.
 
     ``start_overhead``: work a job owes at each start from pending, the
     first included, times ``1 + log2 g`` for ``g`` GPUs (the Chronus
@@ -201,9 +201,8 @@ class Engine:
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         share, host = params.share_slowdown, params.host_slowdown
-        declared = getattr(policy, "interference", None)
-        if declared is not None:  # the policy's own sharing speeds (EngineParams' docstring)
-            share, host = declared
+        if isinstance(policy, Interfering):  # its own sharing speeds (EngineParams' docstring)
+            share, host = policy.interference
         self.state = ClusterState(
             workload,
             cluster,
@@ -226,7 +225,7 @@ class Engine:
         limits.check_calls(
             [(j.submit, j.work) for j in workload.jobs],
             params.round_length,
-            getattr(policy, "period", None),
+            policy.period if isinstance(policy, Periodic) else None,
             policy.name,
         )
         total = cluster.total_gpus
@@ -371,7 +370,7 @@ def simulate(
 
     Examples
     --------
-    >>> from scheduling_opt.sim.baselines import Fifo
+    >>> from scheduling_opt.sim.policies.baselines.nonpreemptive import Fifo
     >>> from scheduling_opt.sim.workload import SimJob, Workload
     >>> w = Workload.of([SimJob("0", 0.0, 8, 10.0), SimJob("1", 1.0, 8, 5.0)], "demo")
     >>> out = simulate(w, ClusterSpec.uniform(1, 8), Fifo())

@@ -35,7 +35,7 @@ The checks reuse the file readers' number rules
 (:func:`scheduling_opt.jsonpath.read_int`, :func:`~scheduling_opt.jsonpath.read_number`:
 no booleans, no NaN, no subnormals, numpy scalars accepted) and name the
 argument the caller passed; the CLI names its options instead
-(:mod:`scheduling_opt.sim.options`). Each check is O(1), except
+(:mod:`scheduling_opt.sim.cli.options`). Each check is O(1), except
 :func:`check_rounds` (O(jobs)).
 """
 

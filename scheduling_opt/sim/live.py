@@ -6,7 +6,7 @@ busy-GPU count and the lists a policy call reports (arrived, finished,
 started, evicted). Every change goes through its methods: a start, a stop,
 a completion, a capacity change, a speed factor, a re-rating when a shared
 GPU's partner comes or goes, and :meth:`ClusterState.apply` for a policy's
-whole :class:`~scheduling_opt.sim.policy.Decision`, which checks each part
+whole :class:`~scheduling_opt.sim.protocol.Decision`, which checks each part
 with the read-only rules of :mod:`scheduling_opt.sim.check` before changing
 anything for it.
 
@@ -34,9 +34,10 @@ from scheduling_opt.sim.check import (
     rate_error,
     resize_error,
     start_error,
+    terms_error,
 )
 from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
-from scheduling_opt.sim.policy import DONE, PENDING, RUNNING, Decision, PolicyError
+from scheduling_opt.sim.protocol import DONE, PENDING, RUNNING, Decision, PolicyError, StartTerms
 from scheduling_opt.sim.sharing import EXCLUSIVE, OPPORTUNISTIC, Gpu, Sharing
 from scheduling_opt.sim.speed import SpeedModel
 from scheduling_opt.sim.state import JobState
@@ -65,7 +66,7 @@ class ClusterState:
     share_slowdown, host_slowdown : float
         The interference model of a shared GPU (sim/sharing.py).
     policy_name : str
-        Named in every :class:`~scheduling_opt.sim.policy.PolicyError`.
+        Named in every :class:`~scheduling_opt.sim.protocol.PolicyError`.
     schedule : callable
         Called with ``(time, job index, version)`` whenever a running job's
         completion time changes.
@@ -119,6 +120,17 @@ class ClusterState:
         """Speed of ``job`` on ``placement`` under this run's model."""
         return self.speed_model.speed(job, placement, self.compute)
 
+    def start_cost(self, resumed: bool, gpus: int) -> float:
+        """Time a start on ``gpus`` GPUs adds before the job's work goes on, at speed 1.
+
+        The restart stall when it ran before, plus the start overhead's work
+        (``start_overhead`` x (1 + log2 g)), as :meth:`launch` charges them.
+        """
+        stall = self.restart_cost if resumed else 0.0
+        if self.start_overhead and gpus > 0:
+            stall += self.start_overhead * (1.0 + math.log2(gpus))
+        return stall
+
     def fail(self, job: JobState | None, reason: str) -> PolicyError:
         """The loud error naming the policy, the time and the job."""
         who = f" job {job.job.id!r}:" if job is not None else ""
@@ -154,9 +166,9 @@ class ClusterState:
         ``gpus``: the exact GPUs (checked by the caller); None: the default
         choice of :meth:`~scheduling_opt.sim.sharing.Sharing.pick`.
         ``start``: a start that owes the start overhead (not a resize, nor a
-        start named in ``Decision.free_starts``).
-        ``credit``: work counted done at the start (``Decision.credit``), at
-        most what is left.
+        start whose ``StartTerms`` waive it).
+        ``credit``: work counted done at the start (``StartTerms.credit``),
+        at most what is left.
         """
         now = self.now
         st.placement = placement
@@ -284,7 +296,7 @@ class ClusterState:
         """Apply ``decision``: preemptions, capacity changes, rates, upgrades, resizes, starts.
 
         Each part is checked (sim/check.py) before it changes anything; a
-        breach raises :class:`~scheduling_opt.sim.policy.PolicyError`.
+        breach raises :class:`~scheduling_opt.sim.protocol.PolicyError`.
         """
         for index in decision.preempt:
             st = self._job(index, "preempt")
@@ -322,20 +334,7 @@ class ClusterState:
             self._fits(st, placement, "resize", self.freemap)
             self.freemap.take(placement)
             self.launch(st, placement, resumed=True, start=False)
-        free = decision.free_starts
-        if free:
-            started = {index for index, _ in decision.starts}
-            for index in free:
-                if index not in started:
-                    raise self.fail(self._job(index, "free_starts"), "free_starts: not started")
-        credits = dict(decision.credit)
-        if credits:
-            started = {index for index, _ in decision.starts}
-            for index, work in decision.credit:
-                if index not in started:
-                    raise self.fail(self._job(index, "credit"), "credit: not started")
-                if not (math.isfinite(work) and work >= 0.0):
-                    raise self.fail(self._job(index, "credit"), f"credit: {work!r} is not >= 0")
+        terms = self._terms(decision) if decision.terms else {}
         for index, placement in decision.starts:
             st = self._job(index, "start")
             why = start_error(st, "started")
@@ -346,13 +345,14 @@ class ClusterState:
             self.freemap.take(placement)
             del self.pending[st.index]
             resumed = st.first_start == st.first_start
+            how = terms.get(index)
             self.launch(
                 st,
                 placement,
                 resumed,
                 gpus=chosen,
-                start=not (free and index in free),
-                credit=credits.get(index, 0.0),
+                start=how is None or how.overhead,
+                credit=0.0 if how is None else how.credit,
             )
         for index, placement in decision.share:
             st = self._job(index, "share")
@@ -368,6 +368,18 @@ class ClusterState:
         if exact:
             index = next(iter(exact))
             raise self.fail(self._job(index, "gpus"), "gpus: named but not started or shared")
+
+    def _terms(self, decision: Decision) -> dict[int, StartTerms]:
+        """The decision's start terms by job, each checked (a job it starts, a credit >= 0)."""
+        started = {index for index, _ in decision.starts}
+        out: dict[int, StartTerms] = {}
+        for index, how in decision.terms:
+            st = self._job(index, "terms")
+            why = terms_error(index in started, index in out, how)
+            if why is not None:
+                raise self.fail(st, why)
+            out[index] = how
+        return out
 
     def _fits(self, st: JobState, placement: Placement, what: str, free: FreeMap) -> None:
         why = placement_error(st, placement, free, what)

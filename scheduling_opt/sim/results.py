@@ -92,7 +92,7 @@ def job_records(out: RunOutput) -> list[JobRecord]:
 
     Examples
     --------
-    >>> from scheduling_opt.sim.baselines import Fifo
+    >>> from scheduling_opt.sim.policies.baselines.nonpreemptive import Fifo
     >>> from scheduling_opt.sim.cluster import ClusterSpec
     >>> from scheduling_opt.sim.engine import simulate
     >>> from scheduling_opt.sim.workload import SimJob, Workload
@@ -137,7 +137,7 @@ def summarize(out: RunOutput, *, skip: float = 0.0) -> dict[str, float]:
 
     Examples
     --------
-    >>> from scheduling_opt.sim.baselines import Fifo
+    >>> from scheduling_opt.sim.policies.baselines.nonpreemptive import Fifo
     >>> from scheduling_opt.sim.cluster import ClusterSpec
     >>> from scheduling_opt.sim.engine import simulate
     >>> from scheduling_opt.sim.workload import SimJob, Workload

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.policy import RUNNING
+from scheduling_opt.sim.protocol import RUNNING
 from scheduling_opt.sim.state import JobState
 
 #: A GPU: ``(server index, GPU index on the server)``.

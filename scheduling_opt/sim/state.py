@@ -8,7 +8,7 @@ in the number of running jobs.
 
 Only :class:`~scheduling_opt.sim.live.ClusterState` (the one owner of the
 simulation's state) writes these records; policies see them through
-:class:`~scheduling_opt.sim.policy.JobView`.
+:class:`~scheduling_opt.sim.protocol.JobView`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from scheduling_opt.sim.cluster import Placement
-from scheduling_opt.sim.policy import RUNNING
+from scheduling_opt.sim.protocol import RUNNING
 from scheduling_opt.sim.workload import SimJob
 
 FUTURE = 0

@@ -1,41 +1,41 @@
 """One run as a pure function of a frozen configuration; sweeps over processes or dask.
 
 :func:`run_config` takes a :class:`RunConfig` (picklable, hashable) and
-returns a :class:`RunResult`: it loads the workload, makes a fresh policy and
-runs the engine, touching no shared state, so runs can go to worker
-processes or a dask cluster as they are. :func:`run_sweep` runs many, skips
-those whose result is cached in ``cache_dir`` under the configuration's hash
-(a pickle per run), and reports progress.
+returns a :class:`RunResult`: it loads the workload (and the plug-ins that
+register a user's policy), makes a fresh policy and runs the engine,
+touching no shared state, so runs can go to worker processes or a dask
+cluster as they are. :func:`run_sweep` runs many, skips those whose result
+is cached in ``cache_dir`` under the run's key (a pickle per run), and
+reports progress. The key (:meth:`RunConfig.digest`) covers what decides
+the numbers: the configuration, the workload's data, the engine's code and
+the policy's code (:mod:`scheduling_opt.sim.provenance`), so an edited
+policy or trace is run again, never read stale from the cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import read_int, show
-from scheduling_opt.sim import limits
-from scheduling_opt.sim.cluster import ClusterSpec, ServerSpec
+from scheduling_opt.sim import limits, provenance, registry
+from scheduling_opt.sim.cluster import ClusterSpec
 from scheduling_opt.sim.engine import EngineParams, RunOutput, simulate
-from scheduling_opt.sim.registry import POLICIES, make_policy
+from scheduling_opt.sim.protocol import Reporting
 from scheduling_opt.sim.results import summarize
 from scheduling_opt.sim.speed import SpeedModel, bundled_table
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import BUNDLED, Workload, bundled, load_trace
 
-#: Bump when a change alters the results of an unchanged configuration.
-RESULTS_VERSION = 1
-#: Per policy, bumped when a change alters only that policy's results (its
-#: cached runs go stale, every other policy's stay): ``ones-exact`` 2 = a
-#: deterministic work budget and the pattern model instead of 1 s per call
-#: (issue 25).
-POLICY_VERSIONS: dict[str, int] = {"ones-exact": 2}
+#: The layout of a cached result (bumped when RunResult's fields change).
+RESULTS_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +81,19 @@ class WorkloadSpec:
             return Path(self.path).stem
         return BUNDLED if self.kind == "bundled" else "synthetic"
 
+    def data_digest(self) -> str:
+        """The digest of the data the jobs come from (a trace file's bytes; '' for the others).
+
+        The bundled files are part of the engine's digest; a synthetic
+        workload is its specification and the generator's code.
+        """
+        if self.kind == "trace" and self.path is not None:
+            try:
+                return provenance.data_digest(self.path)
+            except OSError:
+                return "missing"  # loading it will say what is wrong
+        return ""
+
 
 def _params(value: object) -> tuple[tuple[str, Any], ...]:
     """``policy_params`` as a tuple of ``(name, value)`` pairs (a mapping's items, in order)."""
@@ -101,14 +114,18 @@ def _params(value: object) -> tuple[tuple[str, Any], ...]:
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
-    """Everything one run depends on.
+    """Everything one run depends on besides the code.
 
-    Validated when built, by the model's number rules and the simulator's
-    limits (:mod:`scheduling_opt.sim.limits`): a known policy, counts within
-    their limits (the cluster with its inference servers included), times on
-    the clock, ``skip`` in [0, 1); numpy scalars become Python numbers and a
+    Validated when built, by the model's number rules, the simulator's
+    limits (:mod:`scheduling_opt.sim.limits`) and the policy's declaration:
+    a known policy (after loading ``plugins``), its parameters checked
+    against what it declares, counts within their limits, times on the
+    clock, ``skip`` in [0, 1); numpy scalars become Python numbers and a
     mapping of ``policy_params`` its items. An error names the field
     (``servers: must be at most 100,000 ...``).
+
+    ``plugins``: modules or ``.py`` files (absolute paths) that register
+    the policy, loaded before it is made, in this process or a worker's.
     """
 
     policy: str
@@ -122,20 +139,13 @@ class RunConfig:
     round_length: float | None = None
     placement_table: bool = True
     skip: float = 0.0
-    #: Aryl's inference cluster: servers not available at the start (the
-    #: policy lends them) of ``inference_gpus`` GPUs at ``inference_compute``.
-    #: Default: Aryl §5.2 normalizes on-loan GPUs to training GPUs, so an
-    #: 8-T4 server (T4 = 0.25 V100, Appendix A) is 2 V100-equivalents.
-    inference_servers: int = 0
-    inference_gpus: int = 2
-    inference_compute: float = 1.0
-    #: The Chronus artifact's start overhead and arrival step (EngineParams).
+    #: Work owed at each start, x (1 + log2 GPUs), and the arrival step (EngineParams).
     start_overhead: float = 0.0
     arrival_step: float | None = None
-
     #: The run's name in reports and files when it is not the policy's (one
     #: policy run under several parameter values, e.g. ``gandiva-pack d=0.5``).
     label: str = ""
+    plugins: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -143,14 +153,21 @@ class RunConfig:
         return self.label or self.policy
 
     def __post_init__(self) -> None:
-        # The model's rules, the simulator's limits (sim/limits.py): a
-        # configuration that cannot run is refused here, naming the field,
-        # before a sweep hashes, ships or runs it.
+        # The model's rules, the simulator's limits (sim/limits.py) and the
+        # policy's declaration: a configuration that cannot run is refused
+        # here, naming the field, before a sweep hashes, ships or runs it.
         set_ = object.__setattr__
-        if type(self.policy) is not str or self.policy not in POLICIES:
-            raise InvalidInstanceError(
-                "policy", f"unknown policy {show(self.policy)}; known: {sorted(POLICIES)}"
-            )
+        plugins = self.plugins
+        if isinstance(plugins, str) or not isinstance(plugins, (tuple, list)):
+            raise InvalidInstanceError("plugins", f"must be a tuple of names, got {show(plugins)}")
+        keys = []
+        for i, text in enumerate(plugins):
+            if type(text) is not str or not text:
+                raise InvalidInstanceError(f"plugins[{i}]", f"must be a name, got {show(text)}")
+            keys.append(registry.plugin_key(text))
+            registry.load_plugin(text, "plugins")
+        set_(self, "plugins", tuple(keys))
+        spec = registry.policy_spec(self.policy)
         if not isinstance(self.workload, WorkloadSpec):
             raise InvalidInstanceError(
                 "workload", f"must be a WorkloadSpec, got {type(self.workload).__name__}"
@@ -159,27 +176,21 @@ class RunConfig:
         k = limits.count(
             self.gpus_per_server, "gpus_per_server", limits.MAX_GPUS_PER_SERVER, why=limits.GPU_SCAN
         )
-        extra = limits.count(
-            self.inference_servers, "inference_servers", limits.MAX_SERVERS, minimum=0
-        )
-        k_extra = limits.count(
-            self.inference_gpus, "inference_gpus", limits.MAX_GPUS_PER_SERVER, why=limits.GPU_SCAN
-        )
-        limits.check_cluster(servers + extra, servers * k + extra * k_extra, "servers")
+        limits.check_cluster(servers, servers * k, "servers")
+        params = _params(self.policy_params)
         for name, value in (
             ("servers", servers),
             ("gpus_per_server", k),
-            ("inference_servers", extra),
-            ("inference_gpus", k_extra),
             ("seed", read_int(self.seed, "seed", 0)),
-            ("inference_compute", limits.compute(self.inference_compute, "inference_compute")),
             ("restart_cost", limits.clock(self.restart_cost, "restart_cost")),
             ("preemption_cost", limits.clock(self.preemption_cost, "preemption_cost")),
             ("start_overhead", limits.clock(self.start_overhead, "start_overhead")),
             ("skip", limits.fraction(self.skip, "skip")),
-            ("policy_params", _params(self.policy_params)),
+            ("policy_params", registry.check_params(spec.name, dict(params))),
         ):
             set_(self, name, value)
+        if len(dict(params)) != len(params):
+            raise InvalidInstanceError("policy_params", "a parameter is given twice")
         for name in ("round_length", "arrival_step"):
             value = getattr(self, name)
             if value is not None:
@@ -191,20 +202,44 @@ class RunConfig:
                 "placement_table", f"must be true or false, got {show(self.placement_table)}"
             )
 
+    def cluster(self) -> ClusterSpec:
+        """The run's cluster: the uniform servers plus what the policy adds (its declaration)."""
+        base = ClusterSpec.uniform(self.servers, self.gpus_per_server)
+        return registry.run_cluster(self.policy, base, dict(self.policy_params))
+
+    def code_digest(self) -> str:
+        """The digest of the code that decides this run's numbers: the engine's and the policy's."""
+        spec = registry.policy_spec(self.policy)
+        module = inspect.getmodule(spec.factory)
+        source = getattr(module, "__file__", None)
+        # A user's policy (a plug-in, an installed package's entry point):
+        # the modules of its own folder count too.
+        outside = source is not None and not Path(source).resolve().is_relative_to(provenance.ROOT)
+        folder = str(Path(source).parent) if source is not None and outside else ""
+        policy = provenance.module_digest(source, folder) if source else spec.family
+        workload = inspect.getfile(type(self.workload))
+        return "-".join((provenance.engine_digest(), policy, provenance.module_digest(workload)))
+
     def digest(self) -> str:
-        """A stable hash of the configuration (the cache key)."""
+        """The cache key: a stable hash of the configuration, its data and its code."""
         fields = asdict(self)
-        if not self.inference_servers:  # keeps the keys of runs without one
-            for key in ("inference_servers", "inference_gpus", "inference_compute"):
-                del fields[key]
-        for key, default in (("start_overhead", 0.0), ("arrival_step", None)):
-            if fields[key] == default:  # the keys of runs without them stay
-                del fields[key]
-        if not self.label:  # likewise for runs without a label
-            del fields["label"]
-        if self.policy in POLICY_VERSIONS:  # only that policy's keys change
-            fields["policy_version"] = POLICY_VERSIONS[self.policy]
-        text = json.dumps([RESULTS_VERSION, fields], sort_keys=True, default=str)
+        spec = registry.policy_spec(self.policy)
+        files = {}
+        for key, value in self.policy_params:
+            param = spec.param(key)
+            if param is not None and param.kind == "path" and isinstance(value, str):
+                files[key] = provenance.data_digest(value)
+        text = json.dumps(
+            [
+                RESULTS_VERSION,
+                fields,
+                self.workload.data_digest(),
+                files,
+                self.code_digest(),
+            ],
+            sort_keys=True,
+            default=repr,
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -218,6 +253,8 @@ class RunResult:
     workload_name: str
     workload_digest: str
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Whether :func:`run_sweep` read it from the cache instead of running it.
+    from_cache: bool = False
 
 
 def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = None) -> RunResult:
@@ -232,12 +269,11 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
     >>> r.metrics["jobs"], r.output.policy
     (20.0, 'fifo')
     """
+    for plugin in config.plugins:  # a worker process loads them too
+        registry.load_plugin(plugin, "plugins")
     workload = config.workload.load(config.seed)
-    cluster = ClusterSpec.uniform(config.servers, config.gpus_per_server)
-    if config.inference_servers:
-        lendable = ServerSpec(config.inference_gpus, "T4", config.inference_compute, False)
-        cluster = ClusterSpec(cluster.servers + (lendable,) * config.inference_servers)
-    policy = make_policy(config.policy, workload, cluster, dict(config.policy_params))
+    cluster = config.cluster()
+    policy = registry.make_policy(config.policy, workload, cluster, dict(config.policy_params))
     table = bundled_table() if config.placement_table else None
     params = EngineParams(
         config.restart_cost,
@@ -256,8 +292,7 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
     )
     metrics = summarize(out, skip=config.skip)
     # A policy may report its own counters (solver time, terms, fallbacks).
-    stats = getattr(policy, "stats", None)
-    extra = dict(stats()) if callable(stats) else {}
+    extra = dict(policy.stats()) if isinstance(policy, Reporting) else {}
     return RunResult(config, out, metrics, workload.name, workload.digest, extra)
 
 
@@ -272,7 +307,9 @@ def _cached(cache_dir: Path | None, config: RunConfig) -> RunResult | None:
             result = pickle.load(f)
         # An entry pickled by an older version may lack a field added since
         # (a slots dataclass then fails on comparison, not on loading).
-        return result if isinstance(result, RunResult) and result.config == config else None
+        if not isinstance(result, RunResult) or result.config != config:
+            return None
+        return replace(result, from_cache=True)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
         return None  # a damaged or outdated cache entry is simply recomputed
 
@@ -334,8 +371,12 @@ def run_sweep(
     progress: Callable[[int, int], None] | None = None,
     dask_client: Any = None,
     job_progress: Callable[[int, int], None] | None = None,
+    refresh: bool = False,
 ) -> list[RunResult]:
     """Run ``configs`` (results in the same order), reusing cached results.
+
+    A result read from ``cache_dir`` has ``from_cache`` set; ``refresh``
+    runs every configuration again (and caches the new results).
 
     ``executor`` ``"local"`` runs in this process (``workers`` 1) or a process
     pool; ``"dask"`` submits to ``dask_client`` or a local
@@ -347,7 +388,7 @@ def run_sweep(
     """
     limits.check_sweep(len(configs), 0, "configs")
     requested = limits.count(workers, "workers", 2**53)
-    results: list[RunResult | None] = [_cached(cache_dir, c) for c in configs]
+    results: list[RunResult | None] = [None if refresh else _cached(cache_dir, c) for c in configs]
     todo = [i for i, r in enumerate(results) if r is None]
     # More processes than runs or cores only cost forks (1,000 took 23 s).
     workers = limits.usable_workers(requested, len(todo))

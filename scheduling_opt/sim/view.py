@@ -1,6 +1,6 @@
 """The live read-only view a policy gets of the simulation's state.
 
-:class:`LiveView` implements :class:`~scheduling_opt.sim.policy.View` over
+:class:`LiveView` implements :class:`~scheduling_opt.sim.protocol.View` over
 a :class:`~scheduling_opt.sim.live.ClusterState` without copying it: the
 pending and running maps are read-only proxies of the state's own, the
 per-call lists are copied into tuples (a policy may keep them), and
@@ -14,12 +14,12 @@ from types import MappingProxyType
 
 from scheduling_opt.sim.cluster import ClusterSpec, FreeMap, Placement
 from scheduling_opt.sim.live import ClusterState
-from scheduling_opt.sim.policy import JobView
+from scheduling_opt.sim.protocol import JobView
 from scheduling_opt.sim.workload import SimJob
 
 
 class LiveView:
-    """The :class:`~scheduling_opt.sim.policy.View` the engine hands to policies."""
+    """The :class:`~scheduling_opt.sim.protocol.View` the engine hands to policies."""
 
     __slots__ = ("_pending", "_running", "_state")
 
@@ -84,3 +84,6 @@ class LiveView:
 
     def speed(self, job: SimJob, placement: Placement) -> float:
         return self._state.speed_of(job, placement)
+
+    def start_cost(self, job: JobView, gpus: int) -> float:
+        return self._state.start_cost(job.first_start == job.first_start, gpus)

@@ -232,7 +232,7 @@ def test_two_phase_returns_a_solution_from_model_objects() -> None:
 
 
 def test_exact_returns_a_solution_with_its_count() -> None:
-    sol = al.exact_allocation(al.AllocationInput((A2, B2), 8))
+    sol = al.exact(al.AllocationInput((A2, B2), 8))
     assert sol.status is Status.OPTIMAL
     assert sol.bound == sol.objective
     assert sol.gap == 0.0
@@ -249,7 +249,7 @@ def test_encode_keeps_the_old_keys() -> None:
         "jct",
         "knapsack_value",
     }
-    for fn in (al.fifo, al.afs, al.max_elastic, al.exact_allocation):
+    for fn in (al.fifo, al.afs, al.max_elastic, al.exact):
         decision = fn(inp).decision
         assert decision is not None
         assert set(encode(decision)) == {"workers", "start_now", "average_jct", "jct"}
@@ -279,8 +279,8 @@ def test_exact_under_a_tiny_time_limit_reports_its_bound_honestly() -> None:
     jobs = tuple(Job(f"j{i}", 1, 4, 10.0 + 7 * i) for i in range(6))
     inp = al.AllocationInput(jobs, 12)
     assert al.allocation_count(inp) > 256
-    full = al.exact_allocation(inp)
-    cut = al.exact_allocation(inp, time_limit=1e-6)
+    full = al.exact(inp)
+    cut = al.exact(inp, time_limit=1e-6)
     assert cut.status is Status.TIME_LIMIT
     assert cut.objective is not None
     assert full.objective is not None

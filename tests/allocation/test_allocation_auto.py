@@ -10,7 +10,7 @@ from scheduling_opt.allocation import (
     AllocationInput,
     allocation_count,
     check,
-    exact_allocation,
+    exact,
     max_elastic,
     two_phase,
 )
@@ -38,7 +38,7 @@ def test_auto_matches_the_enumeration_below_the_size_test(seed: int) -> None:
     inp = read(generate("n4", seed))
     assert allocation_count(inp) <= AUTO_EXACT_COUNT
     sol = auto(inp)
-    best = exact_allocation(inp)
+    best = exact(inp)
     assert sol.status is Status.OPTIMAL
     assert sol.objective == pytest.approx(best.objective, rel=1e-12)
     check(inp, sol)

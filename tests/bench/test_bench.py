@@ -188,8 +188,8 @@ def test_dominated_methods_are_marked_on_a_hand_made_table() -> None:
         ("t", "exact"): (),
     }
     table = format_table(summarize(rows), "p")
-    assert "| s | exact | 2 | 0 | 0.00 | 0.00 | - | 300.00 | 1.0x | - | dp, tie |" in table
-    assert "| s | greedy | 2 | 0 | 5.00 | 6.00 | - | 10.00 | 30.0x | - |  |" in table
+    assert "| s | exact | 2 | 0 | 0 | 0 | 0.00 | 0.00 | - | 300.00 | 1.0x | - | dp, tie |" in table
+    assert "| s | greedy | 2 | 0 | 0 | 0 | 5.00 | 6.00 | - | 10.00 | 30.0x | - |  |" in table
 
 
 def test_dominance_treats_times_within_the_tolerance_as_equal() -> None:
@@ -231,7 +231,9 @@ def test_a_method_with_failed_runs_dominates_none() -> None:
 
 
 def test_dask_executor_matches_local_run(toy: Problem[Any, Any]) -> None:
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (the 'test' or 'dask' extra)"
+    )
     tasks = build_tasks("quick", [NAME], seeds=2, instances_dir=None)
     local, _ = run_tasks(tasks, ["exact", "greedy"], time_limit=5)
     # Threads, not processes: the toy problem is registered in this process only.
@@ -286,7 +288,10 @@ def test_bench_command_end_to_end(
 def test_plots_are_drawn_when_matplotlib_is_installed(
     toy: Problem[Any, Any], tmp_path: Path
 ) -> None:
-    pytest.importorskip("matplotlib")
+    pytest.importorskip(
+        "matplotlib",
+        reason="matplotlib is not installed: the plots need the 'test' or 'bench' extra",
+    )
     tasks = build_tasks("quick", [NAME], seeds=1, instances_dir=None)
     rows, _ = run_tasks(tasks, ["exact", "greedy"], time_limit=5)
     write_outputs(rows, tmp_path, suite="quick", interrupted=False, plots=True)

@@ -69,7 +69,7 @@ def test_summary_and_dominance_see_the_tie_break() -> None:
     assert by["worse"].dominated_by == ("fast",)
     table = format_table(list(by.values()), "reclaim")
     assert "| worst gap % | tie-break gap % | at optimum |" in table
-    assert "| 20 | fast | 2 | 0 | 0.00 | 0.00 | 25.00 | 1/2 |" in table
+    assert "| 20 | fast | 2 | 0 | 0 | 0 | 0.00 | 0.00 | 25.00 | 1/2 |" in table
 
 
 def test_the_best_key_among_exact_methods_is_the_optimum() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from scheduling_opt import registry
-from scheduling_opt.errors import VerificationError
+from scheduling_opt.errors import InstanceTooLargeError, VerificationError
 from scheduling_opt.io.instance import Instance
 from scheduling_opt.registry import Method, Problem
 from scheduling_opt.solution import Seed, Solution, Status
@@ -123,6 +123,29 @@ def bad_bound(
     return Solution(Status.FEASIBLE, 0.0, ToyDecision(()), bound=0.5, seconds=1e-4)
 
 
+def refuses_large(
+    d: ToyInput, *, seed: Seed = None, time_limit: float | None = None
+) -> Solution[ToyDecision]:
+    """Brute force, refused above 6 items (as an enumeration refuses beyond its limit)."""
+    if len(d.weights) > 6:
+        raise InstanceTooLargeError("items", f"{2 ** len(d.weights)} subsets, limit 64")
+    return exact(d)
+
+
+def stops_early(
+    d: ToyInput, *, seed: Seed = None, time_limit: float | None = None
+) -> Solution[ToyDecision]:
+    """The empty answer, stopped by the limit before any proof (with the solver's word)."""
+    return Solution(
+        Status.TIME_LIMIT,
+        0.0,
+        ToyDecision(()),
+        bound=float(sum(d.values)),
+        seconds=1e-4,
+        message="no proof after 12 nodes",
+    )
+
+
 def check(d: ToyInput, sol: Solution[ToyDecision]) -> None:
     if sol.decision is None:
         raise VerificationError("no decision")
@@ -155,6 +178,8 @@ TOY: Problem[ToyInput, ToyDecision] = Problem(
         Method("broken", broken),
         Method("liar", liar),
         Method("bad-bound", bad_bound),
+        Method("refuses-large", refuses_large, exact=True),
+        Method("stops-early", stops_early, exact=True),
     ),
     default="exact",
     check=check,

@@ -1,6 +1,6 @@
-"""Imported by the fuzz's fork server only: matplotlib as ``scheduling_opt.sim.plots`` sets it up.
+"""Imported by the fuzz's fork server only: matplotlib as ``scheduling_opt.sim.cli.plots`` sets it up.
 
-``sim/plots.py`` selects the Agg backend and imports pyplot on its first
+``sim/cli/plots.py`` selects the Agg backend and imports pyplot on its first
 plot (about 1 s of CPU); doing the same once in the fork server keeps a
 mutant with ``--out`` from spending it again (:mod:`tests.fuzz.preloaded`).
 Without matplotlib (it comes with the ``bench`` extra, which CI does not

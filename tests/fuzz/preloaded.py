@@ -38,7 +38,7 @@ PRELOAD = (
     "csv",
     "scheduling_opt.cli",
     "scheduling_opt.bench",
-    "scheduling_opt.sim.command",
+    "scheduling_opt.sim.cli.simulate",
     "scheduling_opt.reproduce.command",
     "scheduling_opt.reproduce.papers",
     "tests.fuzz._preload_plots",

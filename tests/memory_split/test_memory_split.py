@@ -83,7 +83,7 @@ def test_enough_memory_gives_everyone_its_peak() -> None:
 
 def test_infeasible_when_minimums_do_not_fit() -> None:
     p = figure10(1.0)
-    for result in (ms.greedy(p), ms.exact(p), ms.exact_milp(p), ms.exact_pulp(p)):
+    for result in (ms.greedy(p), ms.exact(p), ms.exact_highs(p), ms.exact_pulp(p)):
         assert result.status is Status.INFEASIBLE
         assert result.decision is None
         ms.check(p, result)
@@ -143,7 +143,7 @@ def test_exact_equals_brute_force_and_greedy_never_beats_it(p: ms.MemorySplitInp
 def test_milp_agrees_with_the_dp() -> None:
     for seed in range(3):
         p = random_input(6, seed)
-        dp, milp = ms.exact(p), ms.exact_milp(p)
+        dp, milp = ms.exact(p), ms.exact_highs(p)
         assert milp.status is Status.OPTIMAL
         assert milp.objective == pytest.approx(dp.objective, abs=1e-6)
         ms.check(p, milp)
@@ -240,11 +240,11 @@ def test_curated_figure_10_instance_shows_the_greedy_gap() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(tiny)
-def test_exact_milp_and_pulp_agree_with_brute_force(p: ms.MemorySplitInput) -> None:
+def test_exact_highs_and_pulp_agree_with_brute_force(p: ms.MemorySplitInput) -> None:
     best = brute_force(p)
     results = {
         "exact": ms.exact(p),
-        "exact-milp": ms.exact_milp(p, time_limit=20),
+        "exact-highs": ms.exact_highs(p, time_limit=20),
         "exact-pulp": ms.exact_pulp(p, time_limit=20),
     }
     for sol in results.values():
@@ -295,7 +295,7 @@ def test_milp_under_a_tiny_time_limit_reports_its_bound_honestly() -> None:
     p = random_input(64, 0, 0.05)
     best = ms.exact(p).objective
     assert best is not None
-    got = ms.exact_milp(p, time_limit=0.01)
+    got = ms.exact_highs(p, time_limit=0.01)
     ms.check(p, got)
     if got.status is Status.OPTIMAL:
         assert got.objective == pytest.approx(best, abs=1e-6)

@@ -12,8 +12,8 @@ from scheduling_opt.placement import (
     check,
     chronus_local_search,
     decide,
-    exact_arcflow,
-    exact_cbc,
+    exact,
+    exact_pulp,
     lp_bound,
     search_assign,
     total_rw,
@@ -65,17 +65,17 @@ def test_hand_instance_identical_servers() -> None:
     # left waiting (20), the 6 over three holes (21.35).
     jobs = [Job(f"j{i}", g, g, 60.0) for i, g in enumerate((6, 6, 6, 4, 2))]
     inp = PlacementInput(nodes(3), jobs)
-    sol = exact_arcflow(inp, time_limit=30, warm=False)
+    sol = exact(inp, time_limit=30, warm=False)
     check(inp, sol)
     assert sol.status is Status.OPTIMAL
     assert sol.objective == pytest.approx(20 + 8 / 3)
-    cbc = exact_cbc(inp, time_limit=30)
+    cbc = exact_pulp(inp, time_limit=30)
     assert cbc.objective == pytest.approx(20 + 8 / 3)
 
 
 def test_120_servers_proven_within_10_seconds() -> None:
     inp = read(generate("120", 0))
-    sol = exact_arcflow(inp, time_limit=10)
+    sol = exact(inp, time_limit=10)
     check(inp, sol)
     assert sol.status is Status.OPTIMAL
     assert sol.objective is not None
@@ -87,9 +87,9 @@ def test_120_servers_proven_within_10_seconds() -> None:
 
 def test_fallback_to_cpsat_when_partitions_explode(monkeypatch: pytest.MonkeyPatch) -> None:
     inp = read(generate("8", 1))
-    model = exact_arcflow(inp, time_limit=30)
+    model = exact(inp, time_limit=30)
     monkeypatch.setattr(arcflow_model, "MAX_PARTITIONS", 0)
-    fallback = exact_arcflow(inp, time_limit=30)
+    fallback = exact(inp, time_limit=30)
     check(inp, fallback)
     assert model.status is Status.OPTIMAL
     assert fallback.status is Status.OPTIMAL
@@ -99,7 +99,7 @@ def test_fallback_to_cpsat_when_partitions_explode(monkeypatch: pytest.MonkeyPat
 def test_arcflow_time_limit_keeps_the_incumbent_and_a_bound() -> None:
     inp = read(generate("96", 1))
     known = search_assign(inp)[0]
-    sol = exact_arcflow(inp, time_limit=1e-3, incumbent=known)
+    sol = exact(inp, time_limit=1e-3, incumbent=known)
     check(inp, sol)
     assert sol.objective is not None
     assert sol.objective >= total_rw(inp, known) - 1e-9
@@ -146,7 +146,7 @@ def test_local_search_without_moves_is_algorithm_1() -> None:
 @pytest.mark.parametrize(("size", "seed"), [("8", 1), ("16", 0), ("16", 4), ("120", 4)])
 def test_lp_bound_lies_between_the_optimum_and_the_cheap_bound(size: str, seed: int) -> None:
     inp = read(generate(size, seed))
-    opt = exact_cbc(inp, time_limit=30) if size != "120" else exact_arcflow(inp, time_limit=30)
+    opt = exact_pulp(inp, time_limit=30) if size != "120" else exact(inp, time_limit=30)
     assert opt.status is Status.OPTIMAL
     assert opt.objective is not None
     assert opt.objective - 1e-6 <= lp_bound(inp) <= upper_bound(inp) + 1e-9
@@ -170,7 +170,7 @@ def test_a_reward_growing_with_the_span_is_reported_honestly() -> None:
     speed = TableModel({"m": {2: {2: 2.0}}})
     inp = PlacementInput(nodes(2), [Job("a", 2, 2, 60.0)], models={"a": "m"}, speed=speed)
     assert inp.rw[0][1:] == (2.0, 4.0)
-    sol = exact_arcflow(inp, time_limit=10, warm=False)
+    sol = exact(inp, time_limit=10, warm=False)
     check(inp, sol)
     assert sol.bound is not None
     assert sol.bound >= 4.0 - 1e-9

@@ -22,9 +22,9 @@ from scheduling_opt.placement import (
     best_fit_decreasing,
     buddy_pack,
     check,
-    exact_arcflow,
-    exact_cbc,
+    exact,
     exact_cpsat,
+    exact_pulp,
     fits_rounded,
     node_parts,
     place_span,
@@ -310,7 +310,7 @@ def test_exact_equals_pulp_equals_brute_force(inst: Instance) -> None:
     best = brute_force(inst)
     results = {m: run(inp, m) for m in ("exact", "exact-cpsat", "exact-pulp", *HEURISTICS)}
     # The arc-flow model alone (no local-search incumbent) must prove it too.
-    results["exact-model-only"] = exact_arcflow(inp, time_limit=30, warm=False)
+    results["exact-model-only"] = exact(inp, time_limit=30, warm=False)
     for method, result in results.items():
         check(inp, result)
         assert result.objective is not None
@@ -348,7 +348,7 @@ def test_exact_nodes_objective_spans_fewest_servers() -> None:
     rows = Placement((PlacementRow("o1", "n0", 4), PlacementRow("o2", "n1", 4)))
     new = (Job("x", 2, 2, 60.0, 2), Job("y", 8, 8, 60.0), Job("z", 2, 2, 60.0))
     inp = read(Instance("placement", cluster, (*old, *new), rows))
-    for solve in (exact_cpsat, exact_cbc):
+    for solve in (exact_cpsat, exact_pulp):
         result = solve(inp, objective="nodes", time_limit=30)
         assert result.status == Status.OPTIMAL
         assert result.decision is not None

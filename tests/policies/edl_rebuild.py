@@ -5,7 +5,7 @@ of every unfinished job (each job validated once, placement rows cached)
 and runs the library's pure
 :func:`~scheduling_opt.policies.edl.elastic_tiresias_step` on it, then
 computes the next timer by a scan of every job. This is the code of
-``sim/policies/elastic_tiresias.py`` at commit f714fb9 (2026-11-26), kept
+``sim/policies/edl/elastic_tiresias.py`` at commit f714fb9 (2026-11-26), kept
 as the reference the incremental adapter must equal call by call
 (``test_edl_incremental_equivalence.py``); O(J) objects per call.
 """
@@ -29,8 +29,8 @@ from scheduling_opt.policies.edl import (
 )
 from scheduling_opt.policies.edl.model import worker_counts
 from scheduling_opt.sim.cluster import Placement as SimPlacement
-from scheduling_opt.sim.policies.elastic_tiresias import engine_decision, speedup
-from scheduling_opt.sim.policy import Decision, JobView, View
+from scheduling_opt.sim.policies.edl.elastic_tiresias import speedup
+from scheduling_opt.sim.protocol import Decision, JobView, View
 
 #: Tolerance of a timer against the current time (float noise of service sums).
 _EPS = 1e-9
@@ -161,3 +161,48 @@ class RebuildAdapter:
             if now + _EPS < at < best:
                 best = at
         return best if best < math.inf else None
+
+
+def engine_decision(decision: EdlDecision, before: Placement, wake_at: float | None) -> Decision:
+    """The engine's :class:`Decision` for one EDL round: starts, preemptions, resizes.
+
+    Server ids ``s<k>`` become the engine's server indices. Resizes go
+    shrinks first: their GPUs are what the growths and starts use. O(J).
+
+    Parameters
+    ----------
+    decision : EdlDecision
+        The step's decision.
+    before : Placement
+        The placement the round started from (a resize's worker change).
+    wake_at : float or None
+        When to call the policy again.
+
+    Returns
+    -------
+    Decision
+        For :func:`~scheduling_opt.sim.simulate`.
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Placement
+    >>> from scheduling_opt.policies.edl import EdlDecision
+    >>> d = EdlDecision(Placement.from_mapping({"3": {"s1": 2}}), {}, (), ("3",), (), {}, "none")
+    >>> engine_decision(d, Placement(), None).starts
+    ((3, ((1, 2),)),)
+    """
+    new = decision.placement
+
+    def placed(job_id: str) -> SimPlacement:
+        return tuple(sorted((int(s[1:]), n) for s, n in new.servers_of(job_id).items()))
+
+    resize = sorted(
+        (workers - before.workers_of(job_id), int(job_id), placed(job_id))
+        for job_id, workers in decision.resized.items()
+    )
+    return Decision(
+        starts=tuple((int(i), placed(i)) for i in decision.started),
+        preempt=tuple(int(i) for i in decision.preempted),
+        resize=tuple((i, p) for _, i, p in resize),
+        wake_at=wake_at,
+    )

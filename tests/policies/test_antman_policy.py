@@ -88,6 +88,41 @@ def test_fragmentation_reserves_on_one_server_and_others_cannot_take_it() -> Non
     assert "b" not in d.reserved
 
 
+def test_one_reservation_per_tenant_so_two_jobs_cannot_wait_for_each_other() -> None:
+    # Tenant A's quota is the whole cluster (2 x 8). A 3-GPU job runs on s0; a
+    # 16-GPU job and a 12-GPU job of A wait. Without a rule, the 16-GPU job
+    # reserves s1 (8) and the 12-GPU job s0's free 5: when the 3-GPU job ends
+    # they hold 8 + 8 = the quota, each short of its demand, forever. Only the
+    # tenant's first waiting job reserves; the 12-GPU job keeps nothing.
+    jobs = (
+        job("run", 3, "guarantee", "A"),
+        job("big", 16, "guarantee", "A", gpw=8),
+        job("mid", 12, "guarantee", "A", gpw=4),
+    )
+    s0 = sh.AntManState(cluster(8, 8), {"A": 16}, jobs, guarantee={"run": gpus("s0", 0, 1, 2)})
+    d0 = run(s0)
+    assert d0.launched == {}
+    assert dict(d0.reserved) == {"big": gpus("s1", *range(8))}
+    s1 = sh.finish(sh.apply(s0, d0), ["run"])
+    d1 = run(s1)
+    assert dict(d1.launched) == {"big": gpus("s0", *range(8)) + gpus("s1", *range(8))}
+
+
+def test_a_job_behind_the_reserving_one_still_launches_when_it_fits_whole() -> None:
+    # B runs 2 GPUs on s0. A's 8-GPU head job may use one server (ceil(8 / 8)):
+    # s0's 6 free GPUs become its reservation. A's 2-GPU job fits whole on s1
+    # (quota 10: 6 reserved + 2 <= 10) and launches.
+    jobs = (
+        job("run", 2, "guarantee", "B"),
+        job("head", 8, "guarantee", "A", gpw=2),
+        job("small", 2, "guarantee", "A"),
+    )
+    s = sh.AntManState(cluster(8, 4), {"A": 10, "B": 2}, jobs, guarantee={"run": gpus("s0", 0, 1)})
+    d = run(s)
+    assert dict(d.reserved) == {"head": gpus("s0", *range(2, 8))}
+    assert dict(d.launched) == {"small": gpus("s1", 0, 1)}
+
+
 def test_reserved_gpus_are_never_taken_by_another_guarantee_job() -> None:
     jobs = (job("a", 4, "guarantee", "A"), job("b", 2, "guarantee", "B"))
     s = sh.AntManState(cluster(4), {"A": 2, "B": 2}, jobs, reserved={"a": gpus("s0", 0, 1)})

@@ -109,7 +109,7 @@ def _take(free: Mapping[str, list[Gpu]], servers: list[str], amount: int, d: int
     return out
 
 
-def _schedule_guarantee(r: _Round, job: Job) -> tuple[Gpu, ...] | None:
+def _schedule_guarantee(r: _Round, job: Job, may_reserve: bool) -> tuple[Gpu, ...] | None:
     tenant = job.tenant or ""
     own = r.reserved.pop(job.id, ())
     for g in own:
@@ -133,7 +133,11 @@ def _schedule_guarantee(r: _Round, job: Job) -> tuple[Gpu, ...] | None:
     if len(gpus) == job.max_gpus:
         r.fresh.update(gpus)
         return tuple(sorted(gpus))
-    if gpus:
+    if not may_reserve:  # the tenant's first waiting job holds its reservation
+        for g in gpus:
+            del r.owner[g]
+        r.usage[tenant] -= len(gpus)
+    elif gpus:
         r.reserved[job.id] = tuple(sorted(gpus))
     return None
 
@@ -176,11 +180,14 @@ def _reference_step(state: sh.AntManState) -> sh.AntManDecision:
     upgraded = _upgrade_jobs(r)
     launched: dict[str, tuple[Gpu, ...]] = {}
     late: list[Job] = []
+    reserving: set[str] = set()
     for job in state.pending():
         if state.job_class(job) != "guarantee":
             continue
         before = r.reserved.get(job.id, ())
-        chosen = _schedule_guarantee(r, job)
+        chosen = _schedule_guarantee(r, job, (job.tenant or "") not in reserving)
+        if job.id in r.reserved:
+            reserving.add(job.tenant or "")
         if chosen is not None:
             launched[job.id] = chosen
         elif p.demote_after is not None and state.now - job.submit_time > p.demote_after:

@@ -33,8 +33,8 @@ from scheduling_opt.policies.edl.elastic_tiresias import _expand, gang_on
 from scheduling_opt.policies.locality import locality_limit
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
-from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
-from scheduling_opt.sim.policy import Decision, PolicyError, View
+from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.protocol import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload
 from scheduling_opt.testing import edl_jobs

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
-from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias, _Sums
-from scheduling_opt.sim.policy import Decision, PolicyError, View
+from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias, _Sums
+from scheduling_opt.sim.protocol import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload, bundled
 from tests.policies.edl_rebuild import RebuildAdapter

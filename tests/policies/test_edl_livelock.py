@@ -23,7 +23,7 @@ from scheduling_opt.policies.edl import elastic_tiresias as et
 from scheduling_opt.policies.edl.compaction import compact
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
-from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload
 from scheduling_opt.testing import edl_jobs

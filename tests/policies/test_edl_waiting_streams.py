@@ -32,7 +32,7 @@ from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.waiting import Waiting, kind
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
-from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload
 from tests.policies.edl_rollout import rollout

@@ -11,8 +11,8 @@ import pytest
 
 from scheduling_opt.reproduce.papers import PAPERS
 from scheduling_opt.sim import ClusterSpec, EngineParams, SimJob, Workload, simulate, summarize
-from scheduling_opt.sim.policies.antman import WARM, AntMan, utilization
-from scheduling_opt.sim.policy import Decision, View
+from scheduling_opt.sim.policies.antman.policy import WARM, AntMan, utilization
+from scheduling_opt.sim.protocol import Decision, View
 from scheduling_opt.sim.sweep import RunConfig, run_config
 from tests.sim.helpers import by_id
 

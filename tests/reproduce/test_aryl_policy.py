@@ -7,18 +7,18 @@ from pathlib import Path
 import pytest
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.reproduce.aryl_set import ARYL_ELASTIC
 from scheduling_opt.reproduce.papers import PAPERS
+from scheduling_opt.reproduce.papers.aryl import ARYL_ELASTIC
 from scheduling_opt.sim import ClusterSpec, Decision, SimJob, View, Workload, simulate, summarize
 from scheduling_opt.sim.cluster import ServerSpec
 from scheduling_opt.sim.engine import EngineParams
-from scheduling_opt.sim.policies.aryl import VARIANTS, ArylPolicy
-from scheduling_opt.sim.policies.aryl_load import (
+from scheduling_opt.sim.policies.aryl import VARIANTS
+from scheduling_opt.sim.policies.aryl.load import (
     LoadCurve,
     diurnal_curve,
     load_curve,
-    to_csv,
 )
+from scheduling_opt.sim.policies.aryl.policy import ArylPolicy
 from scheduling_opt.sim.registry import make_policy
 from scheduling_opt.sim.workload import bundled, data_path
 from tests.sim.helpers import by_id
@@ -199,12 +199,16 @@ def test_the_registry_knows_every_variant_and_the_paper_set_runs_them() -> None:
     cluster = _cluster([8], 1)
     for name in VARIANTS:
         assert make_policy(name, w, cluster).name == name
-    with pytest.raises(InvalidInstanceError, match="unknown parameters"):
+    with pytest.raises(InvalidInstanceError, match="unknown parameter 'loan'"):
         make_policy("aryl", w, cluster, {"loan": False})
     configs = PAPERS["aryl"].configs(quick=True, judged={"excerpt": 1.3})
     assert {c.policy for c in configs} >= set(VARIANTS)
     # The load sweep: 80 + 94 servers divided by 1, 1.3, 1.6 (the cluster rule).
-    assert {(c.servers, c.inference_servers) for c in configs} == {(80, 94), (62, 72), (50, 59)}
+    assert {(c.servers, dict(c.policy_params).get("inference_servers")) for c in configs} == {
+        (80, 94),
+        (62, 72),
+        (50, 59),
+    }
     # The reclaim variants run at the judged load only.
     assert {(c.policy, c.servers) for c in configs if c.policy == "aryl-scf"} == {("aryl-scf", 62)}
 
@@ -229,7 +233,7 @@ def excerpt_runs() -> dict[str, dict[str, float]]:
     # predicted durations this excerpt gives 466 against AFS's 457 min: the
     # reproduction reports that claim at its load).
     scale = ArylPolicy(
-        name="scale-oracle", **{**VARIANTS["aryl-scale-only"], "durations": "oracle"}
+        name="scale-oracle", **{**VARIANTS["aryl-scale-only"][1], "durations": "oracle"}
     )
     out["aryl-scale-only-oracle"] = summarize(
         simulate(w, cluster, scale, params=EngineParams(63 / 60))
@@ -277,3 +281,10 @@ def test_the_same_run_twice_gives_the_same_schedule() -> None:
     assert runs[0].end == runs[1].end
     assert runs[0].preemptions == runs[1].preemptions
     assert sum(runs[0].preemptions) > 0  # reclaims did preempt: the draw mattered
+
+
+def to_csv(curve: LoadCurve) -> str:
+    """The curve as CSV text (``time,<unit>`` header; the bundled file's format)."""
+    rows = [f"time,{curve.unit}"]
+    rows += [f"{t:g},{v:g}" for t, v in zip(curve.times, curve.values, strict=True)]
+    return "\n".join(rows) + "\n"

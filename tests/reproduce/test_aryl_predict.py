@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scheduling_opt.sim import ClusterSpec, SimJob, Workload, simulate
-from scheduling_opt.sim.policies.aryl import ArylPolicy
-from scheduling_opt.sim.policies.aryl_predict import MIN_HISTORY, DurationPredictor
+from scheduling_opt.sim.policies.aryl.policy import ArylPolicy
+from scheduling_opt.sim.policies.aryl.predict import MIN_HISTORY, DurationPredictor
 from scheduling_opt.sim.registry import make_policy
 from tests.sim.helpers import by_id
 
@@ -81,7 +81,7 @@ def test_sjf_on_the_oracle_by_hand() -> None:
 def test_a_preempted_job_keeps_its_prediction_less_its_work() -> None:
     # The key of a job queued again is its prediction at submission minus the
     # work it has done (at least 0), never a new prediction.
-    from scheduling_opt.sim.policies.aryl_jobs import JobScheduler
+    from scheduling_opt.sim.policies.aryl.jobs import JobScheduler
 
     class Seen:
         index = 7

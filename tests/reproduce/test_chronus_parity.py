@@ -1,7 +1,7 @@
 """The ``chronus`` options of the artifact's semantics, on hand-computed workloads (issue 23).
 
 Each option is one rule of the Chronus authors' simulator
-(``sim/policies/chronus_artifact.py`` names its lines); each test runs a
+(``sim/policies/chronus/artifact/rules.py`` names its lines); each test runs a
 few jobs on one 8-GPU server with 20-minute terms and checks what the rule
 decides against values computed by hand in the comments, beside what our
 default does.
@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from scheduling_opt.sim import ClusterSpec, EngineParams, SimJob, Workload, simulate
-from scheduling_opt.sim.policies.chronus import Chronus
-from scheduling_opt.sim.policies.chronus_artifact import bins, estimate
+from scheduling_opt.sim.policies.chronus.artifact.rules import bins, estimate
+from scheduling_opt.sim.policies.chronus.policy import Chronus
 from tests.sim.helpers import by_id
 
 

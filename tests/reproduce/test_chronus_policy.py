@@ -15,7 +15,7 @@ from scheduling_opt.sim import (
     simulate,
     summarize,
 )
-from scheduling_opt.sim.policies.chronus import Chronus
+from scheduling_opt.sim.policies.chronus.policy import Chronus
 from tests.sim.helpers import by_id
 
 # One 8-GPU server, 10-minute terms, three strict jobs of one term each, all

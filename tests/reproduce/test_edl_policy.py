@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, Decision, SimJob, View, Workload, simulate
-from scheduling_opt.sim.policies import EdlTiresias
+from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
 from tests.sim.helpers import by_id
 
 RULE = ElasticRule(share=1.0, max_factor=1.0, serial=0.1)

@@ -1,7 +1,7 @@
 """Gandiva in the simulator: hand-computed schedules of time slicing, packing, migration.
 
 Every expected time is worked out in the test's comment from the rules in
-scheduling_opt/sim/policies/gandiva.py: two jobs on a GPU run at 1/2 each
+scheduling_opt/sim/policies/antman/gandiva.py: two jobs on a GPU run at 1/2 each
 when time-sliced, at ``1 - pack_slowdown`` each when packed; a job runs at
 its slowest GPU; speeds change the instant a partner arrives or leaves.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from scheduling_opt.sim import ClusterSpec, EngineParams, SimJob, Workload, simulate
-from scheduling_opt.sim.policies.antman import utilization
-from scheduling_opt.sim.policies.gandiva import PACK_SLOWDOWN, Gandiva, fits, pair_speed
+from scheduling_opt.sim.policies.antman.gandiva import PACK_SLOWDOWN, Gandiva, fits, pair_speed
+from scheduling_opt.sim.policies.antman.policy import utilization
 from scheduling_opt.sim.registry import make_policy
 from tests.sim.helpers import by_id
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -184,6 +185,11 @@ def test_command_density_and_seeds_override_and_the_report_has_verdicts_and_a_sw
     assert "## Load sweep" in report
     assert "| x0.5 | x1 |" in report  # exactly the densities asked for
     assert "x2" not in report.split("## Load sweep")[1].split("\n")[3]
+    # The workload "syn x0.5" writes to syn-x0.5/: no link of the report holds a space.
+    links = re.findall(r"\]\(([^)]*)\)", report)
+    assert "syn-x0.5/jct_cdf.png" in links
+    assert [link for link in links if " " in link] == []
+    assert all((tmp_path / link).is_file() for link in links)
     for bad in ("0", "a"):
         with pytest.raises(InvalidInstanceError, match="--density"):
             run(_args("chronus", "--quick", "--density", bad, "--out", str(tmp_path)))
@@ -218,12 +224,15 @@ def test_cluster_rule_keeps_the_jobs_and_divides_the_servers() -> None:
         servers=12,
         quick_sizes=None,  # the Chronus set's own quick cluster is not this test's
         quick_spec=spec,
-        policies=(PolicyRun("fifo"),),
+        policies=(PolicyRun("fifo-no-loan"),),
         seeds=1,
         inference_servers=7,
         sweep=Sweep(quick_densities=(1.0, 1.5, 4.0), quick_at=1.0, rule="cluster"),
     )
-    got = [(c.workload.density, c.servers, c.inference_servers) for c in s.configs(quick=True)]  # type: ignore[attr-defined]
+    got = [
+        (c.workload.density, c.servers, dict(c.policy_params).get("inference_servers", 0))  # type: ignore[attr-defined]
+        for c in s.configs(quick=True)
+    ]
     # round(12 / 1.5) = 8, round(12 / 4) = 3; round(7 / 1.5) = 5 (4.67), round(7 / 4) = 2 (1.75).
     assert got == [(1.0, 12, 7), (1.5, 8, 5), (4.0, 3, 2)]
 

@@ -10,8 +10,8 @@ import pytest
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.reproduce.papers import PAPERS
 from scheduling_opt.sim import ClusterSpec, Decision, PolicyError, SimJob, View, Workload, simulate
-from scheduling_opt.sim.policies.ones import FixedBatch, Ones, place
-from scheduling_opt.sim.policies.ones_jobs import OnesSpec, generate, job_model
+from scheduling_opt.sim.ones_workload import OnesSpec, generate, job_model
+from scheduling_opt.sim.policies.ones.policy import FixedBatch, Ones, place
 from scheduling_opt.sim.registry import make_policy
 from scheduling_opt.sim.results import summarize
 
@@ -209,7 +209,7 @@ def test_workload_follows_the_draw_rule() -> None:
 def test_unknown_model_is_a_clear_error() -> None:
     with pytest.raises(InvalidInstanceError, match="model"):
         job_model(SimJob("x", 0.0, 1, 1.0, model="gpt/web/1"))
-    with pytest.raises(InvalidInstanceError, match="policy ones"):
+    with pytest.raises(InvalidInstanceError, match="ones: unknown parameter 'bogus'"):
         make_policy("ones", _one_job(), ClusterSpec.uniform(1, 1), {"bogus": 1})
 
 

@@ -1,7 +1,7 @@
 """Hand-computed schedules, one per baseline rule (1 server of 8 GPUs unless said).
 
 Each test derives the expected times in its docstring from the rules in
-scheduling_opt/sim/baselines.py and preemptive.py.
+scheduling_opt/sim/policies/baselines/nonpreemptive.py and preemptive.py.
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def test_tiresias_a_job_a_hair_below_its_threshold_does_not_hang() -> None:
 
     code = (
         "from scheduling_opt.sim import ClusterSpec, SimJob, Workload, simulate\n"
-        "from scheduling_opt.sim.preemptive import Tiresias\n"
+        "from scheduling_opt.sim.policies.baselines.preemptive import Tiresias\n"
         "w = Workload.of([SimJob('0', 0.0, 8, 100.0), SimJob('1', 1.249999999375, 1, 1.0)], 't')\n"
         "out = simulate(w, ClusterSpec.uniform(1, 16), Tiresias(thresholds=(10.0,)))\n"
         "print(repr(out.first_start), repr(out.end), repr(out.preemptions))\n"

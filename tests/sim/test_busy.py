@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.busy import (
+from scheduling_opt.sim.cli.busy import (
     BUNDLED_BUSY_SERVERS,
     BUSY_MISS_RATIO,
     SCAN_START,
@@ -16,14 +16,16 @@ from scheduling_opt.sim.busy import (
     busy_servers,
     is_busy,
 )
-from scheduling_opt.sim.output import reading
-from scheduling_opt.sim.registry import DEFAULT_BASELINES
+from scheduling_opt.sim.cli.output import reading
+from scheduling_opt.sim.registry import default_policies
 from scheduling_opt.sim.sweep import RunConfig, run_config
 
 
 def _result(policy: str, jct: float, miss: float, slo: int = 10) -> Any:
     metrics = {"jct_mean": jct, "deadline_miss_ratio": miss, "slo_jobs": float(slo)}
-    return SimpleNamespace(config=SimpleNamespace(policy=policy, seed=0), metrics=metrics)
+    return SimpleNamespace(
+        config=SimpleNamespace(policy=policy, name=policy, seed=0), metrics=metrics
+    )
 
 
 def test_the_scan_stops_at_the_first_size_where_every_policy_misses_enough() -> None:
@@ -78,7 +80,7 @@ def test_the_bundled_busy_size_is_what_the_rule_gives() -> None:
         return runs[config.policy, config.servers]
 
     assert busy_servers(run=remember) == BUNDLED_BUSY_SERVERS
-    above = [runs[p, BUNDLED_BUSY_SERVERS + SCAN_STEP] for p in DEFAULT_BASELINES]
+    above = [runs[p, BUNDLED_BUSY_SERVERS + SCAN_STEP] for p in default_policies()]
     assert not is_busy(above)
     assert min(r.metrics["deadline_miss_ratio"] for r in above) < BUSY_MISS_RATIO
     assert SCAN_START == 120  # Chronus' C120, where the scan starts

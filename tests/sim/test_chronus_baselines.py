@@ -2,8 +2,8 @@
 
 One server of 8 GPUs unless said. Each test works out the expected start
 and end times in its docstring from the rules in the policies' module
-docstrings (sim/deadline.py, sim/baselines.py, sim/themis.py,
-sim/three_sigma.py); times in minutes.
+docstrings (sim/policies/baselines/deadline.py, sim/policies/baselines/nonpreemptive.py, sim/policies/baselines/themis.py,
+sim/policies/baselines/three_sigma.py); times in minutes.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 from scheduling_opt.scaling import TableModel
 from scheduling_opt.sim import ClusterSpec, SimJob, SpeedModel, Workload, make_policy, simulate
-from scheduling_opt.sim.baselines import class_quotas
-from scheduling_opt.sim.themis import fair_allocation, isolated_fractions
+from scheduling_opt.sim.policies.baselines.nonpreemptive import class_quotas
+from scheduling_opt.sim.policies.baselines.themis import fair_allocation, isolated_fractions
 from tests.sim.helpers import by_id, job, run
 
 # ------------------------------------------------------------------ edf

@@ -1,4 +1,4 @@
-"""The Chronus artifact's selection MILP solved by CBC (``sim/policies/chronus_cbc.py``, issue 23).
+"""The Chronus artifact's selection MILP solved by CBC (``sim/policies/chronus/artifact/cbc.py``, issue 23).
 
 Each case runs on both solvers of the model: PuLP's CBC binary
 (``chronus_cbc.select``) and python-mip's CBC library
@@ -22,12 +22,16 @@ from hypothesis import strategies as st
 from scheduling_opt.lease import LeaseInput
 from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.sim import SimJob
-from scheduling_opt.sim.policies import chronus as chronus_module
-from scheduling_opt.sim.policies import chronus_cbc, chronus_mip
-from scheduling_opt.sim.policies.chronus import Chronus
-from scheduling_opt.sim.policies.chronus_cbc import Row, Selection
+from scheduling_opt.sim.policies.chronus import policy as chronus_module
+from scheduling_opt.sim.policies.chronus.artifact import cbc as chronus_cbc
+from scheduling_opt.sim.policies.chronus.artifact import mip as chronus_mip
+from scheduling_opt.sim.policies.chronus.artifact.cbc import Row, Selection
+from scheduling_opt.sim.policies.chronus.policy import Chronus
 
-_MIP = pytest.mark.skipif(not chronus_mip.mip_available(), reason="python-mip not installed")
+_MIP = pytest.mark.skipif(
+    not chronus_mip.mip_available(),
+    reason="python-mip is not installed (the 'parity' extra, Python < 3.12)",
+)
 Solver = Callable[..., Selection | None]
 SOLVERS = [
     pytest.param(chronus_cbc.select, id="pulp-cbc"),

@@ -23,8 +23,8 @@ from scheduling_opt.placement import PlacementInput
 from scheduling_opt.scaling import TableModel
 from scheduling_opt.sim import SimJob
 from scheduling_opt.sim.cluster import FreeMap
-from scheduling_opt.sim.policies.chronus import _may_consolidate
-from scheduling_opt.sim.policies.chronus_placement import Placer
+from scheduling_opt.sim.policies.chronus.placement import Placer
+from scheduling_opt.sim.policies.chronus.policy import _may_consolidate
 from scheduling_opt.sim.speed import bundled_table
 
 
@@ -156,7 +156,7 @@ def _former_lease_job(policy, st, now, origin):  # type: ignore[no-untyped-def]
 def test_remembered_lease_jobs_equal_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every lease job the memo returns equals the one built afresh, over a whole run."""
     from scheduling_opt.sim import ClusterSpec, simulate
-    from scheduling_opt.sim.policies.chronus import Chronus
+    from scheduling_opt.sim.policies.chronus.policy import Chronus
     from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 
     memo = Chronus._lease_job

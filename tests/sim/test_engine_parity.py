@@ -18,6 +18,7 @@ from scheduling_opt.sim import (
     EngineParams,
     PolicyError,
     SimJob,
+    StartTerms,
     View,
     Workload,
     simulate,
@@ -47,8 +48,7 @@ class Script:
             preempt=got.preempt,
             resize=got.resize,
             wake_at=wake,
-            free_starts=got.free_starts,
-            credit=got.credit,
+            terms=got.terms,
         )
 
 
@@ -91,13 +91,13 @@ def test_a_migration_pays_no_start_overhead() -> None:
 
 
 def test_a_free_start_owes_no_overhead() -> None:
-    # As above, three starts of a 4-GPU job of work 10, but the second is named
-    # in free_starts (the artifact's odd-minute fill): 2 x 1.5 owed, 10 + 3 - 4
-    # = 9 left at 6, ending at 15.
+    # As above, three starts of a 4-GPU job of work 10, but the second's terms
+    # waive the overhead (the artifact's odd-minute fill): 2 x 1.5 owed, 10 + 3
+    # - 4 = 9 left at 6, ending at 15.
     plan = {
         0.0: Decision(starts=((0, ((0, 4),)),)),
         2.0: Decision(preempt=(0,)),
-        3.0: Decision(starts=((0, ((0, 4),)),), free_starts=(0,)),
+        3.0: Decision(starts=((0, ((0, 4),)),), terms=((0, StartTerms(overhead=False)),)),
         5.0: Decision(preempt=(0,)),
         6.0: Decision(starts=((0, ((0, 4),)),)),
     }
@@ -114,24 +114,29 @@ def test_a_credit_counts_work_done_at_the_start(credit: float, end: float) -> No
     plan = {
         0.0: Decision(starts=((0, ((0, 1),)),)),
         1.0: Decision(preempt=(0,)),
-        2.0: Decision(starts=((0, ((0, 1),)),), credit=((0, credit),) if credit else ()),
+        2.0: Decision(
+            starts=((0, ((0, 1),)),),
+            terms=((0, StartTerms(credit=credit)),) if credit else (),
+        ),
     }
     out = run([job(0, 0.0, 1, 10.0)], Script(plan), gpus=1, params=EngineParams(start_overhead=0.5))
     assert by_id(out)["0"] == (0.0, end, 1)
 
 
 @pytest.mark.parametrize(
-    ("credit", "match"), [(((1, 1.0),), "credit: not started"), (((0, -1.0),), "not >= 0")]
+    ("terms", "match"),
+    [
+        (((1, StartTerms(credit=1.0)),), "terms: not started"),
+        (((1, StartTerms(overhead=False)),), "terms: not started"),
+        (((0, StartTerms(credit=-1.0)),), "not >= 0"),
+        (((0, StartTerms(credit=float("nan"))),), "not >= 0"),
+        (((0, StartTerms()), (0, StartTerms())), "given twice"),
+        (((0, 1.0),), "must be StartTerms"),
+    ],
 )
-def test_a_bad_credit_is_refused(credit: tuple[tuple[int, float], ...], match: str) -> None:
-    plan = {0.0: Decision(starts=((0, ((0, 1),)),), credit=credit)}
+def test_bad_start_terms_are_refused(terms: tuple[tuple[int, object], ...], match: str) -> None:
+    plan = {0.0: Decision(starts=((0, ((0, 1),)),), terms=terms)}  # type: ignore[arg-type]
     with pytest.raises(PolicyError, match=match):
-        run([job(0, 0.0, 1, 1.0), job(1, 0.0, 1, 1.0)], Script(plan), gpus=4)
-
-
-def test_a_free_start_that_starts_nothing_is_refused() -> None:
-    plan = {0.0: Decision(starts=((0, ((0, 1),)),), free_starts=(1,))}
-    with pytest.raises(PolicyError, match="free_starts: not started"):
         run([job(0, 0.0, 1, 1.0), job(1, 0.0, 1, 1.0)], Script(plan), gpus=4)
 
 

@@ -189,10 +189,6 @@ def test_constructors_name_the_field(make: Callable[[], object], field: str, wor
         ({"skip": 1.0}, "skip", "[0, 1)"),
         ({"placement_table": "yes"}, "placement_table", "true or false"),
         ({"policy_params": (("a",),)}, "policy_params[0]", "pair"),
-        ({"inference_servers": -1}, "inference_servers", ">= 0"),
-        ({"inference_gpus": 0}, "inference_gpus", ">= 1"),
-        ({"inference_compute": 0.0}, "inference_compute", "[0.001"),
-        ({"servers": 100_000, "inference_servers": 1}, "servers", "at most 100,000"),
     ],
 )
 def test_run_config_names_the_field(kwargs: dict[str, Any], field: str, words: str) -> None:
@@ -210,17 +206,26 @@ def test_run_config_stores_plain_numbers_and_keeps_its_cache_key() -> None:
     assert mapped.policy_params == (("promote_knob", None),)
 
 
-def test_a_policy_version_changes_only_that_policy_cache_keys(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("params", "field", "words"),
+    [
+        ({"inference_servers": -1}, "policy_params", "aryl: inference_servers: must be >= 0"),
+        ({"inference_gpus": 0}, "policy_params", "aryl: inference_gpus: must be >= 1"),
+        ({"inference_compute": 0.0}, "policy_params", "aryl: inference_compute: must be >= 0.001"),
+        ({"curve": ""}, "policy_params", "aryl: curve: must be a file"),
+        ({"loan": False}, "policy_params", "aryl: unknown parameter 'loan'"),
+        ({"interval": float("nan")}, "policy_params", "aryl: interval: must be finite"),
+    ],
+)
+def test_aryl_cluster_parameters_name_the_policy_and_key(
+    params: dict[str, Any], field: str, words: str
 ) -> None:
-    # ones-exact's results changed alone (issue 25): its cached runs must go
-    # stale while every other policy's keep their keys.
-    configs = [RunConfig(p, servers=4, gpus_per_server=4) for p in ("ones-exact", "ones", "fifo")]
-    now = [c.digest() for c in configs]
-    monkeypatch.setattr(sweep_module, "POLICY_VERSIONS", {})
-    before = [c.digest() for c in configs]
-    assert now[0] != before[0]
-    assert now[1:] == before[1:]
+    _refused(lambda: RunConfig("aryl", policy_params=params), field, words)
+
+
+def test_a_cluster_too_large_with_its_inference_servers_is_refused_when_built() -> None:
+    config = RunConfig("aryl", servers=100_000, policy_params={"inference_servers": 1})
+    _refused(config.cluster, "inference_servers", "at most 100,000")
 
 
 def test_library_errors_name_arguments_not_options() -> None:

@@ -67,9 +67,12 @@ def test_a_header_only_trace_is_one_line_and_exit_2(
 
 
 def test_outputs_of_an_empty_run_raise_no_matplotlib_warning(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    pytest.importorskip(
+        "matplotlib",
+        reason="matplotlib is not installed: the plots need the 'test' or 'bench' extra",
+    )
     from scheduling_opt.sim import RunConfig, WorkloadSpec, run_config
-    from scheduling_opt.sim.output import write_all
+    from scheduling_opt.sim.cli.output import write_all
 
     empty = _trace(tmp_path, (HEADER + "\n").encode())
     result = run_config(RunConfig("fifo", WorkloadSpec("trace", str(empty))))

@@ -8,11 +8,14 @@ import pytest
 
 from scheduling_opt.cli import main
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.policies import chronus_mip
+from scheduling_opt.sim.policies.chronus.artifact import mip as chronus_mip
 from scheduling_opt.sim.semantics import with_semantics
 from scheduling_opt.sim.sweep import RunConfig
 
-_MIP = pytest.mark.skipif(not chronus_mip.mip_available(), reason="python-mip not installed")
+_MIP = pytest.mark.skipif(
+    not chronus_mip.mip_available(),
+    reason="python-mip is not installed (the 'parity' extra, Python < 3.12)",
+)
 
 
 def _params(config: RunConfig) -> dict[str, object]:

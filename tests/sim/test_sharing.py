@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from scheduling_opt.sim import ClusterSpec, EngineParams, PolicyError, Workload, simulate
-from scheduling_opt.sim.policy import NOTHING, Decision, View
+from scheduling_opt.sim.protocol import NOTHING, Decision, View
 from scheduling_opt.sim.sharing import Sharing
 from tests.sim.helpers import by_id, job
 

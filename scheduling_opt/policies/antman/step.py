@@ -26,9 +26,9 @@ when a server can hold a worker, O(S log S + L S + L m log m) to choose
 servers and GPUs (only the chosen servers' GPUs are listed and sorted); an
 opportunistic job O(S) when the
 candidates cannot hold it, else O(S + W log S) plus O(m log m) for each
-server it lands on. Before issue 15 every guarantee job cost O(G log G + S
-log S) and every opportunistic worker O(G log G); the decisions are the
-same (tests/policies/test_antman_step_equivalence.py).
+server it lands on. The plain reading (every guarantee job O(G log G + S
+log S), every opportunistic worker O(G log G)) is kept in the tests as the
+reference that decides the same (tests/policies/test_antman_step_equivalence.py).
 """
 
 from __future__ import annotations
@@ -59,14 +59,16 @@ def _free_on(r: Round, job: Job, server: Server, own: frozenset[Gpu]) -> list[Gp
     return gpus
 
 
-def _schedule_guarantee(r: Round, job: Job) -> tuple[Gpu, ...] | None:
+def _schedule_guarantee(r: Round, job: Job, may_reserve: bool = True) -> tuple[Gpu, ...] | None:
     """Algorithm 1 lines 1, 4-8: launch on nodes0 when it covers the demand, else reserve.
 
     A job whose tenant's quota, or the cluster's free GPUs, cannot cover one
     worker takes nothing: it returns at once (after giving back its old
     reservation), the common case on a busy cluster. Otherwise the servers
     are chosen from the per-server free counts and only the chosen ones'
-    GPUs are listed and sorted.
+    GPUs are listed and sorted. ``may_reserve`` False: a job that does not
+    launch keeps nothing (an earlier job of its tenant holds the tenant's
+    reservation).
     """
     tenant = job.tenant or ""
     own = r.reserved.pop(job.id, ())
@@ -95,8 +97,11 @@ def _schedule_guarantee(r: Round, job: Job) -> tuple[Gpu, ...] | None:
     if len(gpus) == job.max_gpus:
         r.fresh.update(gpus)
         return tuple(sorted(gpus))
-    if gpus:
+    if gpus and may_reserve:
         r.reserved[job.id] = tuple(sorted(gpus))
+    elif gpus:
+        r.drop(gpus)
+        r.usage[tenant] -= len(gpus)
     return None
 
 
@@ -228,11 +233,19 @@ def antman_step(
 
     launched: dict[str, tuple[Gpu, ...]] = {}
     late: list[Job] = []
+    # One reservation per tenant, its queue's first waiting job's: two partial
+    # reservations of one tenant could hold its whole quota between them and
+    # wait for each other forever (a job further back still launches when it
+    # fits whole).
+    reserving: set[str] = set()
     for job in state.pending():
         if state.job_class(job) != "guarantee":
             continue
         before = r.reserved.get(job.id, ())
-        chosen = _schedule_guarantee(r, job)
+        tenant = job.tenant or ""
+        chosen = _schedule_guarantee(r, job, may_reserve=tenant not in reserving)
+        if job.id in r.reserved:
+            reserving.add(tenant)
         if chosen is not None:
             launched[job.id] = chosen
         elif p.demote_after is not None and state.now - job.submit_time > p.demote_after:

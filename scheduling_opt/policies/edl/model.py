@@ -162,7 +162,7 @@ class TiresiasParams:
     promote_knob : float or None
         None: the fixed ``starvation`` limit. A number k > 0: Tiresias'
         STARVELIMIT rule instead, as the simulator's ``tiresias`` applies it
-        (:mod:`scheduling_opt.sim.preemptive`): a waiting job of a lower
+        (:mod:`scheduling_opt.sim.policies.baselines.preemptive`): a waiting job of a lower
         queue returns to G0 once it has waited k times its executed time
         (``EdlJob.waiting >= k * EdlJob.executed``). The Tiresias artifact's
         ``dlas-gpu-K`` schedules; 8 in our ``tiresias``.

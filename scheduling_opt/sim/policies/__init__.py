@@ -1,34 +1,35 @@
-"""The papers' policies as simulator policies: small adapters to the solver packages.
+"""The simulator's built-in policies: one package per family, each declaring its names once.
 
-Each module turns the engine's read-only :class:`~scheduling_opt.sim.policy.View`
-into the typed input of one of the library's solvers, calls it, and turns its
-decision back into a :class:`~scheduling_opt.sim.policy.Decision`. The engine
-knows none of them; :mod:`scheduling_opt.sim.registry` makes them by name.
+A family's ``__init__`` holds its declarations (``SPECS``, each a
+:class:`~scheduling_opt.sim.declare.PolicySpec`: names, variants,
+parameters, what it adds to the cluster, the semantics it takes part in)
+and imports its policy code only when a run makes one. The engine knows
+none of them; :mod:`scheduling_opt.sim.registry` derives every name from
+:data:`SPECS`. A new family is a package here and one line below.
 
-- :mod:`.elastic_tiresias`: EDL §5.1 Elastic-Tiresias (and plain Tiresias
-  through the same step), over :func:`scheduling_opt.policies.edl.elastic_tiresias_step`;
-- :mod:`.chronus`: Chronus' admission control and lease terms (SoCC '21
-  §3.3), over :func:`scheduling_opt.lease.admit_jobs`,
-  :func:`scheduling_opt.lease.exact` and :func:`scheduling_opt.lease.greedy`,
-  with :mod:`.chronus_placement` (§3.4: round-up consolidation and local
-  search over :mod:`scheduling_opt.placement`);
-- :mod:`.antman`: AntMan's guarantee / opportunistic jobs (OSDI '20 §3.3)
-  over :func:`scheduling_opt.policies.antman.antman_step` and
-  :func:`scheduling_opt.memory_split.exact`, on the engine's GPU sharing.
-- :mod:`.aryl`: Aryl's capacity loaning and elastic scaling (EuroSys '22
-  §4-§5): inference servers lent from a load curve (:mod:`.aryl_load`),
-  returned by :mod:`scheduling_opt.reclaim` (Algorithm 1 and the
-  baselines), jobs sized by :func:`scheduling_opt.allocation.two_phase` or
-  :func:`scheduling_opt.allocation.afs` and placed by
-  :func:`scheduling_opt.placement.bfd_assign` (:mod:`.aryl_pools`).
-
-A policy may also offer ``stats() -> dict[str, float]`` (solver seconds,
-terms, rules used): :func:`~scheduling_opt.sim.sweep.run_config` records it
-in ``RunResult.extra``.
+- :mod:`.baselines`: FIFO, SJF, EDF, SRTF, Tiresias, YARN-CS and Chronus
+  §4.3's (EDF without preemption, YARN-CS with class quotas, Genie,
+  Themis, 3Sigma);
+- :mod:`.edl`: EDL's Elastic-Tiresias (§5.1) and its plain-Tiresias ablation;
+- :mod:`.chronus`: Chronus' admission, lease terms and placement (§3.3-§3.4),
+  with the Chronus authors' simulator's rules as options;
+- :mod:`.aryl`: Aryl's loaning and elastic scaling, its variants and §7.1's
+  baselines;
+- :mod:`.antman`: AntMan's guarantee and opportunistic jobs, and Gandiva;
+- :mod:`.ones`: ONES' batch-size search and its fixed-batch baseline.
 """
 
-from scheduling_opt.sim.policies.antman import AntMan
-from scheduling_opt.sim.policies.chronus import Chronus
-from scheduling_opt.sim.policies.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.declare import PolicySpec
+from scheduling_opt.sim.policies import antman, aryl, baselines, chronus, edl, ones
 
-__all__ = ["AntMan", "Chronus", "EdlTiresias"]
+#: Every built-in policy, in report order.
+SPECS: tuple[PolicySpec, ...] = (
+    *baselines.SPECS,
+    *edl.SPECS,
+    *chronus.SPECS,
+    *aryl.SPECS,
+    *antman.SPECS,
+    *ones.SPECS,
+)
+
+__all__ = ["SPECS"]

@@ -1,0 +1,155 @@
+"""Aryl (EuroSys '22): capacity loaning and elastic scaling, its variants and §7.1's baselines.
+
+- :mod:`.policy`: the orchestrator: inference servers lent from a load
+  curve (:mod:`.load`), returned by :mod:`scheduling_opt.reclaim`
+  (:mod:`.reclaim`), jobs sized and placed by :mod:`.jobs` and
+  :mod:`.pools`, SJF on durations predicted at submission (:mod:`.predict`);
+- :mod:`.gandiva_scale`: Gandiva's grow-shrink as §7.1 ran it.
+
+The inference cluster is part of Aryl's system, so it is this family's
+to declare: ``inference_servers`` servers of ``inference_gpus`` GPUs at
+``inference_compute`` (V100 = 1), added to the run's cluster unavailable
+(the policy lends them). Default: Aryl §5.2 normalizes on-loan GPUs to
+training GPUs, so an 8-T4 server (T4 = 0.25 V100, Appendix A) is 2
+V100-equivalents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scheduling_opt.sim import limits
+from scheduling_opt.sim.cluster import ClusterSpec, ServerSpec
+from scheduling_opt.sim.declare import Param, PolicySpec
+
+if TYPE_CHECKING:
+    from scheduling_opt.sim.protocol import Policy
+    from scheduling_opt.sim.workload import Workload
+
+FAMILY = "aryl"
+
+#: The variants of Aryl's policy: the settings each fixes (``ArylPolicy``'s options).
+VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
+    "aryl": ("Aryl: loaning, Algorithm 1's reclaim, two-phase allocation, SJF", {}),
+    "aryl-scf": ("Aryl with smallest-count-first reclaim (§7.3's baseline)", {"reclaim": "scf"}),
+    "aryl-random": ("Aryl with random reclaim (§7.3's baseline)", {"reclaim": "random"}),
+    "aryl-plus": ("Aryl with the improved reclaim heuristic", {"reclaim": "aryl-plus"}),
+    "aryl-exact": ("Aryl with the exact reclaim (a DP)", {"reclaim": "exact"}),
+    "aryl-loan-only": ("Aryl's loaning without elastic scaling (§7.2)", {"scale": False}),
+    "aryl-scale-only": ("Aryl's elastic scaling without loaning (§7.2)", {"loan": False}),
+    "aryl-fifo": ("Aryl with FIFO instead of SJF in phase one", {"order": "fifo"}),
+    "aryl-oracle": ("Aryl with the trace's durations for SJF", {"durations": "oracle"}),
+    "fifo-no-loan": (
+        "Aryl §7.1's Baseline: FIFO, no loaning, no scaling",
+        {"loan": False, "scale": False, "order": "fifo"},
+    ),
+    "afs": (
+        "AFS as §7.1 runs it: elastic allocation, queue order, no loaning",
+        {"loan": False, "allocation": "afs", "order": "queue"},
+    ),
+}
+
+_CLUSTER = (
+    Param(
+        "inference_servers",
+        "int",
+        0,
+        "inference servers added to the cluster, unavailable (the policy lends them)",
+        low=0,
+        high=limits.MAX_SERVERS,
+    ),
+    Param(
+        "inference_gpus",
+        "int",
+        2,
+        "GPUs per inference server (V100-equivalents)",
+        low=1,
+        high=limits.MAX_GPUS_PER_SERVER,
+    ),
+    Param(
+        "inference_compute",
+        "float",
+        1.0,
+        "an inference GPU's compute (V100 = 1)",
+        low=limits.MIN_COMPUTE,
+        high=limits.MAX_COMPUTE,
+    ),
+)
+_CLUSTER_KEYS = tuple(p.name for p in _CLUSTER)
+
+_POLICY = (
+    Param(
+        "curve",
+        "path",
+        None,
+        "the inference demand: a CSV file (none: the bundled curve)",
+        optional=True,
+    ),
+    Param("interval", "float", 60.0, "orchestrator period (trace units)", low=0.0, low_open=True),
+    Param(
+        "any_gpu_share",
+        "float",
+        0.21,
+        "share of inelastic jobs that may run on inference GPUs",
+        low=0.0,
+        high=1.0,
+    ),
+    Param("time_limit", "float", 10.0, "seconds per reclaim solver call", low=0.0, low_open=True),
+    Param("seed", "int", 0, "seed of the random reclaim and of aryl-plus", low=0),
+)
+
+
+def with_inference(cluster: ClusterSpec, params: Mapping[str, object]) -> ClusterSpec:
+    """``cluster`` plus the inference servers ``params`` ask for (unavailable at the start)."""
+    n = int(params["inference_servers"])  # type: ignore[call-overload]
+    if not n:
+        return cluster
+    gpus = int(params["inference_gpus"])  # type: ignore[call-overload]
+    compute = float(params["inference_compute"])  # type: ignore[arg-type]
+    limits.check_cluster(
+        len(cluster.servers) + n, cluster.total_gpus + n * gpus, "inference_servers"
+    )
+    lendable = ServerSpec(gpus, "T4", compute, False)
+    return ClusterSpec(cluster.servers + (lendable,) * n)
+
+
+def _aryl(name: str) -> Any:
+    def make(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+        # Imported when made: the reclaim, allocation and placement solvers.
+        from scheduling_opt.sim.policies.aryl.policy import ArylPolicy
+
+        kept = {k: v for k, v in params.items() if k not in _CLUSTER_KEYS}
+        return ArylPolicy(name=name, **kept)
+
+    return make
+
+
+def _gandiva_scale(workload: Workload, cluster: ClusterSpec, **params: Any) -> Policy:
+    from scheduling_opt.sim.policies.aryl.gandiva_scale import GandivaScale
+
+    return GandivaScale()
+
+
+SPECS: tuple[PolicySpec, ...] = (
+    *(
+        PolicySpec(
+            name,
+            summary,
+            _aryl(name),
+            (*_POLICY, *_CLUSTER),
+            fixed=fixed,
+            family=FAMILY,
+            cluster=with_inference,
+        )
+        for name, (summary, fixed) in VARIANTS.items()
+    ),
+    PolicySpec(
+        "gandiva-scale",
+        "Gandiva's grow-shrink as Aryl §7.1 ran it: FIFO growing jobs while nothing waits",
+        _gandiva_scale,
+        _CLUSTER,
+        family=FAMILY,
+        cluster=with_inference,
+    ),
+)

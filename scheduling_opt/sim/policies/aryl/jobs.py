@@ -1,0 +1,358 @@
+"""Aryl's job scheduling in the simulator (§5): phase one in SJF order, phase two by MCKP.
+
+:class:`JobScheduler` holds what the job scheduler knows between calls: the
+pools (training servers, on-loan servers), the queue in phase one's order,
+each running job's pool and the running elastic jobs. Each call
+(:meth:`JobScheduler.schedule`):
+
+- phase one, the jobs' base demand in ``order``: ``sjf`` (Algorithm 2:
+  running time at base demand, skipping the jobs that do not fit; the
+  running time is predicted at submission by
+  :class:`~.aryl_predict.DurationPredictor`, or with ``predictor=None``
+  the trace's remaining work, an oracle), ``queue`` (submit order, skipping:
+  AFS as §7.1 runs it) or ``fifo`` (submit order, stopping at the first job
+  that does not fit: the baseline). A job runs on one pool (no
+  heterogeneous training, the Basic scenario): an inelastic job on the
+  training pool, else on the on-loan pool if it may use any GPU type
+  (:func:`any_gpu_type`), an elastic job on the on-loan pool first, then
+  the training pool (§5.3). Placement: :func:`~.aryl_pools.bfd_start`, the
+  library's best-fit decreasing. When a job's base demand does not fit the
+  free GPUs, running elastic jobs of that pool give back their flexible
+  GPUs (largest flexible share first) until it does (§5.2);
+- phase two, per pool: the running elastic jobs share the free GPUs plus
+  their flexible GPUs by :func:`scheduling_opt.allocation.two_phase` (its
+  MCKP phase, exact DP; linear scaling, §5) or
+  :func:`scheduling_opt.allocation.afs` (the AFS baseline, §7.1); it runs
+  only when the pool has free GPUs. Shrinks are applied before growths, in
+  an order the engine can apply (:func:`sequence`).
+
+Aryl (EuroSys '22) §5, Algorithm 2. A call costs O(Q + S) for Q queued jobs
+and S servers (a job is skipped without placement once a smaller one failed
+on the same pools), plus the allocation solver when it runs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import math
+import time
+from collections.abc import Callable
+
+from scheduling_opt.allocation import AllocationDecision, AllocationInput, afs, two_phase
+from scheduling_opt.model import Job
+from scheduling_opt.sim.cluster import FreeMap
+from scheduling_opt.sim.cluster import Placement as SimPlacement
+from scheduling_opt.sim.policies.aryl.pools import bfd_start, grow, held, trim
+from scheduling_opt.sim.policies.aryl.predict import DurationPredictor
+from scheduling_opt.sim.protocol import JobView, View
+from scheduling_opt.sim.workload import SimJob
+from scheduling_opt.solution import Solution
+
+TRAIN, LOAN = 0, 1
+
+Allocator = Callable[..., Solution[AllocationDecision]]
+#: Phase two's allocation methods by name.
+ALLOCATION_METHODS: dict[str, Allocator] = {"two-phase": two_phase, "afs": afs}
+#: Phase one's orders.
+ORDERS = ("sjf", "queue", "fifo")
+
+
+def any_gpu_type(job: SimJob, share: float) -> bool:
+    """Whether ``job`` may run on inference GPUs: elastic, or in ``share`` by a hash of its id.
+
+    Examples
+    --------
+    >>> any_gpu_type(SimJob("1", 0.0, 1, 5.0, max_gpus=2), 0.0)
+    True
+    >>> any_gpu_type(SimJob("1", 0.0, 1, 5.0), 1.0), any_gpu_type(SimJob("1", 0.0, 1, 5.0), 0.0)
+    (True, False)
+    """
+    if job.min_gpus < job.max_gpus or share >= 1.0:
+        return True
+    h = int.from_bytes(hashlib.sha256(f"aryl-any:{job.id}".encode()).digest()[:8], "big")
+    return h / 2**64 < share
+
+
+class JobScheduler:
+    """Phase one and phase two of Aryl's job scheduler over the two pools.
+
+    Parameters
+    ----------
+    loan : bool
+        Whether on-loan servers may hold jobs (the policy lends them).
+    scale : bool
+        Elastic scaling (else elastic jobs run at their nominal size).
+    allocation : {"two-phase", "afs"}
+        Phase two's allocation method.
+    order : {"sjf", "queue", "fifo"}
+        Phase one's order.
+    any_gpu_share : float
+        Share of inelastic jobs that may run on inference GPUs.
+    predictor : DurationPredictor or None
+        Phase one's running times: predicted at submission (the caller
+        feeds it the finished jobs), or None for the trace's (an oracle).
+    """
+
+    def __init__(
+        self,
+        *,
+        loan: bool,
+        scale: bool,
+        allocation: str,
+        order: str,
+        any_gpu_share: float,
+        predictor: DurationPredictor | None = None,
+    ) -> None:
+        if allocation not in ALLOCATION_METHODS:
+            raise ValueError(f"allocation must be two-phase or afs, got {allocation!r}")
+        if order not in ORDERS:
+            raise ValueError(f"order must be sjf, queue or fifo, got {order!r}")
+        self.loan, self.scale, self.order = loan, scale, order
+        self.allocator = ALLOCATION_METHODS[allocation]
+        self.any_share = any_gpu_share
+        self.k = 8
+        self.loan_k = 8
+        self.pools: list[list[int]] = [[], []]  # training servers, on-loan servers (sorted)
+        self.queue: list[tuple[float, int]] = []  # (phase-one key, index), ascending
+        self.pool_of: dict[int, int] = {}  # running job -> pool
+        self.elastic: set[int] = set()  # running elastic jobs (when scaling)
+        self.resizes = 0
+        self.seconds = {"allocation": 0.0, "placement": 0.0}
+        self.predictor = predictor
+        self.predicted: dict[int, float] = {}  # job -> duration predicted at its submission
+
+    def forget(self, index: int) -> None:
+        """Job ``index`` no longer runs (finished, evicted or preempted)."""
+        self.pool_of.pop(index, None)
+        self.elastic.discard(index)
+
+    def servers(self, pool: int) -> list[int]:
+        """The servers of ``pool`` (ascending)."""
+        return self.pools[pool]
+
+    def per_server(self, pool: int) -> int:
+        """GPUs per server of ``pool`` (K of the placement rule)."""
+        return self.k if pool == TRAIN else self.loan_k
+
+    def pools_for(self, job: SimJob) -> tuple[int, ...]:
+        """The pools ``job`` may run on, in the order they are tried (§5.3)."""
+        if not self.loan or not self.pools[LOAN]:
+            return (TRAIN,)
+        if self.scale and job.min_gpus < job.max_gpus:
+            return (LOAN, TRAIN)
+        return (TRAIN, LOAN) if any_gpu_type(job, self.any_share) else (TRAIN,)
+
+    def enqueue(self, st: JobView, now: float) -> None:
+        """Queue ``st`` under phase one's key (fixed while it waits: no progress)."""
+        if self.order == "sjf":  # running time at base demand (Algorithm 2's SortJobs)
+            job = st.job
+            low = job.min_gpus if self.scale else job.gpus
+            if self.predictor is None:
+                left = st.remaining(now)  # the trace's duration: an oracle
+            else:
+                if st.index not in self.predicted:  # once, at submission
+                    self.predicted[st.index] = self.predictor.predict(job)
+                left = max(self.predicted[st.index] - st.attained(now), 0.0)
+            key = left * job.gpus / low
+        else:
+            key = float(st.index)
+        bisect.insort(self.queue, (key, st.index))
+
+    def schedule(
+        self, view: View, plan: FreeMap
+    ) -> tuple[list[tuple[int, SimPlacement]], list[tuple[int, SimPlacement]], int]:
+        """One call's phases on ``plan`` (the free map, updated): (starts, resizes, busy change).
+
+        The starts carry their final placement (phase two may grow a job it
+        just started); the resizes are in an order the engine can apply
+        (:func:`sequence`); the busy change is the GPUs they take minus the
+        GPUs they give back.
+        """
+        started = time.perf_counter()
+        current: dict[int, SimPlacement] = {}  # elastic jobs' placement as planned
+        starts: list[tuple[int, SimPlacement]] = []
+        started_ids: set[int] = set()
+        blocked: dict[tuple[int, ...], int] = {}  # pools -> smallest demand that failed
+        for _, index in self.queue:
+            if plan.total_free == 0 and not self.elastic:
+                break
+            st = view.pending[index]
+            job = st.job
+            elastic = self.scale and job.min_gpus < job.max_gpus
+            demand = job.min_gpus if elastic else job.gpus
+            pools = self.pools_for(job)
+            if demand >= blocked.get(pools, math.inf):
+                continue  # a smaller job failed on these pools: this one fails too
+            placed: SimPlacement | None = None
+            for pool in pools:
+                servers = self.servers(pool)
+                placed = bfd_start(plan, servers, demand, self.per_server(pool), elastic)
+                if placed is None and self.scale:
+                    placed = self._make_room(view, plan, pool, demand, elastic, current)
+                if placed is not None:
+                    break
+            if placed is None:
+                if self.order == "fifo":
+                    break  # head-of-line blocking
+                blocked[pools] = demand
+                continue
+            plan.take(placed)
+            starts.append((index, placed))
+            started_ids.add(index)
+            self.pool_of[index] = pool
+            if elastic:
+                self.elastic.add(index)
+                current[index] = placed
+        if started_ids:
+            self.queue = [item for item in self.queue if item[1] not in started_ids]
+        self.seconds["placement"] += time.perf_counter() - started
+        if self.scale and self.elastic:
+            self._phase_two(view, plan, current)
+        begun = dict(starts)
+        moves: dict[int, tuple[SimPlacement, SimPlacement]] = {}
+        for index, placement in current.items():
+            if index in begun:
+                begun[index] = placement
+            elif placement != view.running[index].placement:
+                moves[index] = (view.running[index].placement, placement)
+        resize, delta = sequence(view, moves)
+        delta += sum(held(p) for p in begun.values())
+        self.resizes += len(moves)
+        return list(begun.items()), resize, delta
+
+    def _running_elastic(
+        self, view: View, pool: int, current: dict[int, SimPlacement]
+    ) -> list[int]:
+        return sorted(
+            i
+            for i in self.elastic
+            if self.pool_of.get(i) == pool and (i in current or i in view.running)
+        )
+
+    def _placement(self, view: View, index: int, current: dict[int, SimPlacement]) -> SimPlacement:
+        return current[index] if index in current else view.running[index].placement
+
+    def _make_room(
+        self,
+        view: View,
+        plan: FreeMap,
+        pool: int,
+        demand: int,
+        elastic: bool,
+        current: dict[int, SimPlacement],
+    ) -> SimPlacement | None:
+        """Shrink this pool's elastic jobs to base, largest flexible share first, until ``demand`` fits."""
+        jobs = [
+            (
+                held(self._placement(view, i, current)) - view.running[i].job.min_gpus
+                if i in view.running
+                else 0,
+                i,
+            )
+            for i in self._running_elastic(view, pool, current)
+        ]
+        flexible = sum(f for f, _ in jobs if f > 0)
+        if sum(plan.free[s] for s in self.servers(pool)) + flexible < demand:
+            return None
+        undo: list[tuple[int, SimPlacement]] = []
+        for f, index in sorted(jobs, key=lambda x: (-x[0], x[1])):
+            if f <= 0:
+                break
+            before = self._placement(view, index, current)
+            after = trim(before, view.running[index].job.min_gpus)
+            plan.give(before)
+            plan.take(after)
+            current[index] = after
+            undo.append((index, before))
+            placed = bfd_start(plan, self.servers(pool), demand, self.per_server(pool), elastic)
+            if placed is not None:
+                return placed
+        for index, before in reversed(undo):
+            plan.give(current[index])
+            plan.take(before)
+            current[index] = before
+        return None
+
+    def _phase_two(self, view: View, plan: FreeMap, current: dict[int, SimPlacement]) -> None:
+        """Share each pool's free GPUs and flexible GPUs among its elastic jobs (MCKP or AFS)."""
+        now = view.now
+        for pool in (TRAIN, LOAN):
+            servers = self.servers(pool)
+            free = sum(plan.free[s] for s in servers)
+            if free == 0:
+                continue
+            ids = self._running_elastic(view, pool, current)
+            if not ids:
+                continue
+            jobs, flexible = [], 0
+            for i in ids:
+                st = view.running.get(i) or view.pending[i]
+                sj = st.job
+                n = held(self._placement(view, i, current))
+                flexible += n - sj.min_gpus
+                at_max = max(st.remaining(now) * sj.gpus / sj.max_gpus, 1e-9)
+                jobs.append(Job(str(i), sj.min_gpus, sj.max_gpus, at_max))
+            if flexible == sum(j.max_workers - j.min_workers for j in jobs):
+                continue  # every job is at its maximum already
+            started = time.perf_counter()
+            inp = AllocationInput(tuple(jobs), free + flexible, {j.id: j.min_workers for j in jobs})
+            decision = self.allocator(inp).decision
+            self.seconds["allocation"] += time.perf_counter() - started
+            assert decision is not None
+            target = {int(k): v for k, v in decision.workers.items()}
+            # Shrinks first, then growths on what they and the free GPUs leave.
+            for i in ids:
+                before = self._placement(view, i, current)
+                if target[i] < held(before):
+                    after = trim(before, target[i])
+                    plan.give(before)
+                    plan.take(after)
+                    current[i] = after
+            for i in ids:
+                before = self._placement(view, i, current)
+                if target[i] > held(before):
+                    after = grow(plan, before, servers, target[i] - held(before))
+                    plan.give(before)
+                    plan.take(after)
+                    current[i] = after
+
+
+def sequence(
+    view: View, moves: dict[int, tuple[SimPlacement, SimPlacement]]
+) -> tuple[list[tuple[int, SimPlacement]], int]:
+    """Resizes in an order the engine can apply, and the change in busy GPUs.
+
+    The engine applies resizes one by one, each on the GPUs free at its
+    turn. So every job first shrinks to what its old and new placements
+    share (always possible), then grows to the new one; a growth that does
+    not fit at its turn (a cycle of moves) is dropped and the job keeps the
+    shared part, which only leaves more GPUs free for the starts.
+    """
+    free = view.plan()
+    out: list[tuple[int, SimPlacement]] = []
+    delta = 0
+    shared: dict[int, SimPlacement] = {}
+    for index, (before, after) in sorted(moves.items()):
+        mine = dict(after)
+        common = tuple((s, min(g, mine[s])) for s, g in before if s in mine)
+        job = view.running[index].job
+        keep = common if held(common) >= job.min_gpus else before
+        shared[index] = keep
+        if keep != before:
+            out.append((index, keep))
+            free.give(before)
+            free.take(keep)
+            delta += held(keep) - held(before)
+    for index, (_, after) in sorted(moves.items()):
+        keep = shared[index]
+        if after == keep:
+            continue
+        free.give(keep)
+        if free.fits(after):
+            free.take(after)
+            out.append((index, after))
+            delta += held(after) - held(keep)
+        else:
+            free.take(keep)
+    return out, delta
