@@ -41,7 +41,7 @@ from scheduling_opt.mmkp._lagrange import (
 from scheduling_opt.mmkp._relax import Relaxed
 from scheduling_opt.mmkp._search import search
 from scheduling_opt.mmkp.model import IntArray, Mmkp, MmkpDecision, decision_of
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Share of the time limit the relaxation may use before HiGHS starts.
 RELAX_SHARE = 0.5
@@ -92,6 +92,7 @@ def milp(
     return out.status, picked, out.bound
 
 
+@named("exact")
 def exact(
     inp: Mmkp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MmkpDecision]:

@@ -39,7 +39,7 @@ from scheduling_opt.mmkp._relax import Precision, Relaxed
 from scheduling_opt.mmkp._repair import polish, repair
 from scheduling_opt.mmkp._search import Outcome, search
 from scheduling_opt.mmkp.model import IntArray, Mmkp, MmkpDecision, decision_of, to_mckp
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Most cells (items x resources) the relaxation's arrays may hold: about
 #: 40 bytes per cell live at once, so 10^7 cells stay near 400 MB.
@@ -162,6 +162,7 @@ def has_candidates(inp: Mmkp) -> bool:
     return bool(np.any(fits & (inp.gains() > 0)))
 
 
+@named("lagrange")
 def lagrange(
     inp: Mmkp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MmkpDecision]:

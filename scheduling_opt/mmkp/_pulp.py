@@ -17,13 +17,14 @@ from scheduling_opt import exact as backends
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mmkp._backend import from_backend
 from scheduling_opt.mmkp.model import Mmkp, MmkpDecision
-from scheduling_opt.solution import Seed, Solution, Status, time_limit_of
+from scheduling_opt.solution import Seed, Solution, Status, named, time_limit_of
 
 #: Most nonzero weights plus items PuLP builds (it writes every term in Python:
 #: 380,000 took 15 s to build and write for a 5 s limit on a loaded 2-core machine).
 PULP_TERMS = 100_000
 
 
+@named("exact-pulp")
 def exact_pulp(
     inp: Mmkp, *, seed: Seed = None, time_limit: float | None = None
 ) -> Solution[MmkpDecision]:
