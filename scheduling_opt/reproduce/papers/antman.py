@@ -15,6 +15,9 @@ from scheduling_opt.sim.synthetic import SyntheticSpec
 
 #: AntMan §5.2: tenant A (here the synthetic ``vc0``) has a 64-GPU quota, B (``vc1``) none.
 _ANTMAN_QUOTAS = (("quotas", (("vc0", 64),)),)
+#: AntMan before its local coordinator was built: the engine's fixed pair (0.57 / 0.966),
+#: one opportunistic job per GPU, no scaling costs, no demotion (a named variant).
+CONSTANTS = (("compute", "constant"), ("overheads", False), ("demote_after", None))
 #: Arrivals per minute that offer the 64 GPUs a load of 1 (density 1 of the sweep): 64 /
 #: 380 GPU-minutes, the mean GPU-time of a synthetic job (400,000 draws, standard error 2).
 ANTMAN_RATE = 64.0 / 380.0
@@ -83,6 +86,7 @@ ANTMAN = PaperSet(
     ),
     policies=(
         PolicyRun("antman", _ANTMAN_QUOTAS),
+        PolicyRun("antman", (*_ANTMAN_QUOTAS, *CONSTANTS), "antman-constants"),
         PolicyRun("yarn-cs", _ANTMAN_QUOTAS),
         *_PACK,
         *_FULL,
