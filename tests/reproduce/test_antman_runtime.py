@@ -42,9 +42,9 @@ def test_table2_guarantee_job_shrinks_the_opportunistic_one_and_runs_nearly_alon
     # Job-B (ResNet-50, 30 GB, tenant A, work 91.1) arrives at 26 and launches on
     # the GPU: A shrinks to the 2 GB left (4 chunks; 17 ms; B waits for it), A
     # then at SR(2/3.5) = 0.880952 (its SM 0.1 fits the 0.1 B leaves idle), B at 1 - r.
-    # A: 17 left -> ends at 26 + SHRINK + 17 / 0.880952 = 45.297587.
-    # B: (1 - r)(45.297587 - 26 - SHRINK) = 18.647866 done, then alone:
-    # ends at 45.297587 + 91.1 - 18.647866 = 117.749721 (JCT 91.75; paper 91.8).
+    # A: 17 left -> ends at 26 + SHRINK + 17 / 0.880952 = 45.297581.
+    # B: (1 - r)(45.297581 - 26 - SHRINK) = 18.647869 done, then alone:
+    # ends at 45.297581 + 91.1 - 18.647869 = 117.749712 (JCT 91.75; paper 91.8).
     jobs = [
         SimJob("A", 0.0, 1, 43.0, tenant="B", model="gcn"),
         SimJob("B", 26.0, 1, 91.1, tenant="A", model="big"),

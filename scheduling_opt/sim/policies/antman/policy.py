@@ -311,7 +311,9 @@ class AntMan:
                     layout.hosts[g] = i
         util: dict[Gpu, float] = {}
         for g in layout.hosts.keys() | layout.guests.keys():
-            util[(f"s{g[0]}", g[1])] = layout.load(g, self.compute)
+            # A GPU whose opportunistic slots are all taken takes no more: full.
+            full = len(layout.guests.get(g, ())) >= self.guests_per_gpu
+            util[(f"s{g[0]}", g[1])] = 1.0 if full else layout.load(g, self.compute)
         live = sorted((*view.pending, *view.running))
         state = AntManState(
             cluster,

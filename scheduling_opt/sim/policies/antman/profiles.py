@@ -210,23 +210,41 @@ DEFAULT_PROFILE = ModelProfile(8.0, "vgg")
 
 
 def as_profile(entry: object, path: str = "memory") -> ModelProfile:
-    """A table entry as a profile: a :class:`ModelProfile`, or ``(peak GB, preset)``.
+    """A table entry as a profile: a :class:`ModelProfile`, ``(peak GB, preset)``, or a mapping.
+
+    The mapping holds :class:`ModelProfile`'s fields as plain data, each
+    phase a ``(seconds, GB, SM or None)`` triple: what a caller that may not
+    import this family passes (a paper set's microbenchmark).
 
     Examples
     --------
     >>> as_profile((30.0, "resnet")).peak_gb
     30.0
+    >>> as_profile({"peak_gb": 4.0, "curve": "vgg", "phases": [(60, 4.0, 0.8), (60, 2.0, 0.0)]}).cycle
+    120.0
     >>> as_profile("big")
     Traceback (most recent call last):
     ...
-    scheduling_opt.errors.InvalidInstanceError: memory: must be a ModelProfile or (peak GB, curve preset), got 'big'
+    scheduling_opt.errors.InvalidInstanceError: memory: must be a ModelProfile, (peak GB, curve preset) or a mapping of its fields, got 'big'
     """
     if isinstance(entry, ModelProfile):
         return entry
     if isinstance(entry, tuple) and len(entry) == 2:
         return ModelProfile(float(entry[0]), entry[1])
+    if isinstance(entry, Mapping):
+        fields = dict(entry)
+        unknown = sorted(set(fields) - set(ModelProfile.__dataclass_fields__))
+        if unknown:
+            raise InvalidInstanceError(path, f"unknown fields {unknown}")
+        try:
+            phases = tuple(Phase(*p) for p in fields.pop("phases", ()))
+            return ModelProfile(**fields, phases=phases)
+        except TypeError as e:
+            raise InvalidInstanceError(path, str(e)) from None
     raise InvalidInstanceError(
-        path, f"must be a ModelProfile or (peak GB, curve preset), got {entry!r:.60}"
+        path,
+        "must be a ModelProfile, (peak GB, curve preset) or a mapping of its fields, "
+        f"got {entry!r:.60}",
     )
 
 
