@@ -60,8 +60,19 @@ class Audited:
     def __init__(self, inner: Policy) -> None:
         self.inner = inner
         self.name = inner.name
+        # The optional parts the engine reads (sim/protocol.py): the run must be the policy's.
+        for part in ("interference", "guests_per_gpu", "period"):
+            if hasattr(inner, part):
+                setattr(self, part, getattr(inner, part))
 
     def decide(self, view: View) -> Decision:
+        stacked = getattr(self, "guests_per_gpu", 1)
+        guests: dict[tuple[int, int], int] = {}
+        for st_ in view.running.values():
+            if st_.opportunistic:
+                for g in st_.gpus:
+                    guests[g] = guests.get(g, 0) + 1
+        assert all(n <= stacked for n in guests.values())  # at most k guests per GPU
         used = [0] * len(view.capacity)
         for st_ in view.running.values():
             if st_.opportunistic:  # the GPUs' second slot: not in the free map
