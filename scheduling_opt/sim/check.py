@@ -18,7 +18,8 @@ resize of an opportunistic job, an upgrade of a job that is not a running
 opportunistic job or whose GPUs an exclusive job holds, exact GPUs
 (``gpus``) that are taken in the job's slot, off its placement, or named for
 a job this decision does not start; start terms for a job it does not
-start, twice, or with a credit that is not finite and >= 0.
+start, twice, or with a credit that is not finite and >= 0; a stall of a
+job that is not running, twice, or not finite and >= 0.
 """
 
 from __future__ import annotations
@@ -99,6 +100,22 @@ def terms_error(started: bool, twice: bool, how: object) -> str | None:
         return "terms: given twice"
     if not (isinstance(how.credit, (int, float)) and math.isfinite(how.credit) and how.credit >= 0):
         return f"terms: credit {how.credit!r} is not >= 0"
+    return None
+
+
+def stall_error(st: JobState, seconds: object, twice: bool) -> str | None:
+    """Why ``st`` cannot stall ``seconds`` now (None: it runs, once, for a time finite >= 0)."""
+    if st.status != RUNNING:
+        return "stalled but not running"
+    if twice:
+        return "stall: given twice"
+    if not (
+        isinstance(seconds, (int, float))
+        and not isinstance(seconds, bool)
+        and math.isfinite(seconds)
+        and seconds >= 0
+    ):
+        return f"stall {seconds!r} is not finite and >= 0"
     return None
 
 

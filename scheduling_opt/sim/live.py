@@ -33,6 +33,7 @@ from scheduling_opt.sim.check import (
     preempt_error,
     rate_error,
     resize_error,
+    stall_error,
     start_error,
     terms_error,
 )
@@ -202,6 +203,19 @@ class ClusterState:
         st.version += 1
         self.schedule(st.end, st.index, st.version)
 
+    def stall(self, st: JobState, seconds: float) -> None:
+        """Running ``st`` holds its GPUs without progress for ``seconds`` more, from now.
+
+        A stall it is in (a restart cost) is extended: the new one starts
+        where that one ends. Its completion moves back by ``seconds``.
+        """
+        now = self.now
+        st.settle(now)
+        st.stall_until = max(st.stall_until, now) + seconds
+        st.end = st.stall_until + (st.job.work + st.owed - st.done) / st.speed
+        st.version += 1
+        self.schedule(st.end, st.index, st.version)
+
     def rerate(self, st: JobState) -> None:
         """Recompute running ``st``'s sharing and, if it changed, its speed and completion."""
         sharing = self.sharing
@@ -282,7 +296,8 @@ class ClusterState:
         return self.states[index]
 
     def apply(self, decision: Decision) -> None:
-        """Apply ``decision``: preemptions, capacity changes, rates, upgrades, resizes, starts.
+        """Apply ``decision``: preemptions, capacity changes, rates, upgrades, resizes, starts,
+        opportunistic starts, stalls.
 
         Each part is checked (sim/check.py) before it changes anything; a
         breach raises :class:`~scheduling_opt.sim.protocol.PolicyError`.
@@ -357,6 +372,15 @@ class ClusterState:
         if exact:
             index = next(iter(exact))
             raise self.fail(self._job(index, "gpus"), "gpus: named but not started or shared")
+        stalled: set[int] = set()
+        for index, seconds in decision.stall:
+            st = self._job(index, "stall")
+            why = stall_error(st, seconds, index in stalled)
+            if why is not None:
+                raise self.fail(st, why)
+            stalled.add(index)
+            if seconds:
+                self.stall(st, float(seconds))
 
     def _terms(self, decision: Decision) -> dict[int, StartTerms]:
         """The decision's start terms by job, each checked (a job it starts, a credit >= 0)."""

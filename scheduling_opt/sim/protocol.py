@@ -5,7 +5,7 @@ calls it once per distinct event time (after that time's completions,
 capacity changes, arrivals and timers) with a read-only :class:`View` of
 the live state, and applies the :class:`Decision` it returns, in this
 order: preemptions, capacity changes, speed factors, upgrades, resizes,
-starts, opportunistic starts (``share``). Then
+starts, opportunistic starts (``share``), stalls. Then
 the ``wake_at`` time, if any, becomes the policy's only timer (a new decision replaces the previous one):
 a scheduling round, a lease term, a Tiresias demotion.
 
@@ -65,6 +65,8 @@ class Decision:
     20.0
     >>> Decision(rate=((0, 1.5),)).rate
     ((0, 1.5),)
+    >>> Decision(rate=((0, 1.5),), stall=((0, 1.0),)).stall
+    ((0, 1.0),)
     """
 
     starts: tuple[tuple[int, Placement], ...] = ()
@@ -85,6 +87,12 @@ class Decision:
     #: charges otherwise than by default (a start owing no start overhead, or
     #: credited work); each job at most once.
     terms: tuple[tuple[int, StartTerms], ...] = ()
+    #: ``(job index, seconds)``: running jobs (after this decision's resizes
+    #: and starts) that hold their GPUs without progress for that long (finite,
+    #: >= 0), from now or from the end of a stall they are in: a
+    #: reconfiguration the policy pays for (ONES' batch-size change, about 1 s,
+    #: §4.3); each job at most once; applied last.
+    stall: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
