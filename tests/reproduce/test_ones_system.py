@@ -37,14 +37,15 @@ def _resnet(name: str, submit: float, work: float, max_gpus: int = 4) -> SimJob:
 # ---------------------------------------------------------------- the update gate (§3.2.2)
 
 
-@pytest.mark.parametrize("update", ["epoch", "event"])
+@pytest.mark.parametrize("update", ["epoch", "epoch-fill", "event"])
 def test_an_arrival_waits_for_the_running_job_epoch(update: str) -> None:
     # One server of 2 GPUs. A arrives at 0 and runs in warm-up on one GPU at
     # its batch 128: X0 samples/s, its first epoch ends at D / X0 = 9.5625 s.
     # B arrives at 5 with a GPU idle. ONES (update=epoch) deploys the next
     # schedule only once every running job has finished an epoch: B starts
     # at 9.5625, on the second GPU (A keeps one: B needs its GPU, and A at
-    # batch 128 would gain from more). Updating at every event, B starts at 5.
+    # batch 128 would gain from more). Updating at every event, or filling
+    # idle GPUs between updates (epoch-fill), B starts at 5.
     w = Workload.of([_resnet("a", 0.0, 100.0), _resnet("b", 5.0, 100.0)], "t")
     policy = Ones(generations=5, update=update, progress="prior")
     out = simulate(w, ClusterSpec.uniform(1, 2), policy)
@@ -54,8 +55,30 @@ def test_an_arrival_waits_for_the_running_job_epoch(update: str) -> None:
     assert out.first_start[1] == (
         pytest.approx(first_epoch, rel=1e-12) if update == "epoch" else 5.0
     )
-    if update == "epoch":
+    if update != "event":
         assert policy.stats()["gate_waits"] >= 1  # B's arrival found the gate closed
+
+
+def test_a_job_filled_between_updates_holds_no_gate() -> None:
+    # epoch-fill, 2 GPUs: A (ResNet18, 9.5625-s epochs) from 0, then a BERT/MRPC
+    # job M at 5 on the idle GPU (its epochs take 24.98 s). M was not in the
+    # deployed schedule, so the gate opens at A's epoch end, 9.5625, not M's.
+    jobs = [
+        _resnet("a", 0.0, 200.0),
+        SimJob("m", 5.0, 1, 200.0, model="bert/mrpc/3600", min_gpus=1, max_gpus=4),
+    ]
+    deploys: list[float] = []
+
+    class Spy(Ones):
+        def deploy(self, view: View, live: list):  # type: ignore[no-untyped-def,type-arg]
+            deploys.append(view.now)
+            return super().deploy(view, live)
+
+    out = simulate(
+        Workload.of(jobs, "t"), ClusterSpec.uniform(1, 2), Spy(generations=3, update="epoch-fill")
+    )
+    assert out.first_start == (0.0, 5.0)
+    assert deploys[:2] == [0.0, pytest.approx(D / X0, rel=1e-12)]
 
 
 def test_fixed_batch_waits_for_the_gate_too() -> None:

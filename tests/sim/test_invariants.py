@@ -93,14 +93,16 @@ def test_invariants(name: str, data: st.DataObject) -> None:
 
 #: ONES' system mechanisms off their defaults (the defaults run above): the
 #: update at every event, the prior, no change cost (the policy before them),
-#: the convergence option, a large change cost on a tiny history, and a
-#: restart cost under the stalls.
+#: the convergence option, a large change cost on a tiny history, idle GPUs
+#: filled between updates, and a restart cost under the stalls.
 ONES_PATHS = (
     ("ones", (("update", "event"), ("progress", "prior"), ("change_cost", 0.0)), 0.0),
     ("ones", (("epoch_limit", 1.0), ("epoch_growth", 0.5)), 0.0),
     ("ones", (("change_cost", 5.0), ("history", 8), ("sigma", 0.0)), 3.0),
     ("ones-exact", (("epoch_limit", 2.0), ("update", "event")), 0.0),
+    ("ones", (("update", "epoch-fill"), ("epoch_limit", 1.0)), 2.0),
     ("fixed-batch", (("update", "event"),), 0.0),
+    ("fixed-batch", (("update", "epoch-fill"),), 2.0),
     ("fixed-batch", (("progress", "prior"),), 3.0),
 )
 

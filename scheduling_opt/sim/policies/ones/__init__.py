@@ -37,9 +37,10 @@ _SYSTEM = (
         "update",
         "str",
         "epoch",
-        "when a schedule is deployed: after every running job's epoch (ONES §3.2.2), "
-        "or at every arrival, completion and interval tick (event)",
-        choices=("epoch", "event"),
+        "when a schedule is deployed: after every running job's epoch (ONES §3.2.2); "
+        "epoch-fill: so, and waiting jobs start on idle GPUs meanwhile; event: at every "
+        "arrival, completion and interval tick",
+        choices=("epoch", "epoch-fill", "event"),
     ),
     Param(
         "progress",

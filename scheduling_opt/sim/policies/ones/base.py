@@ -14,8 +14,13 @@ one epoch since the last deployment, read as: reached an epoch end (every
 the gate is open. Between deployments arrivals wait and freed GPUs stay
 idle; the policy wakes itself at the gate's opening (the last of the
 running jobs' next epoch ends, computed from the engine's completion time
-and speed, so a stall is counted). ``"event"`` (before): a deployment at
-every arrival, completion and ``interval`` tick. The search runs only at
+and speed, so a stall is counted). ``"epoch-fill"`` (ours, not the
+paper's): the same gate, and between deployments waiting jobs start on
+idle GPUs (each subclass's :meth:`OnesBase.fill`: no running job is
+changed, so none of the gate's reasons applies; ONES' §1 promises an
+immediate response when GPUs free up); a job so started does not hold the
+gate. ``"event"`` (before): a deployment at every arrival, completion and
+``interval`` tick. The search runs only at
 deployments (its generations there stand for ONES' continuous evolution
 between them).
 
@@ -55,7 +60,7 @@ from scheduling_opt.sim.policies.ones.predict import OnlineProgress, epochs_done
 from scheduling_opt.sim.protocol import Decision, JobView, View
 
 #: The update rules: ONES' (after every running job's epoch) and every event plus a tick.
-UPDATES = ("epoch", "event")
+UPDATES = ("epoch", "epoch-fill", "event")
 #: The progress predictors: ONES' online regression and the task's fixed prior.
 PROGRESS = ("regression", "prior")
 
@@ -271,6 +276,10 @@ class OnesBase:
         """The schedule of one update (every unfinished job in ``live``)."""
         raise NotImplementedError
 
+    def fill(self, view: View, live: list[JobView]) -> Deployed:
+        """Starts of waiting jobs on idle GPUs between updates (``update="epoch-fill"``)."""
+        raise NotImplementedError
+
     def decide(self, view: View) -> Decision:
         live = self._refresh(view)
         if live is None:
@@ -279,18 +288,23 @@ class OnesBase:
             return Decision()
         if not self.gate_open(view):
             self.waits += 1
-            return Decision(wake_at=self.gate_time(view))
+            opens = self.gate_time(view)
+            if self.update != "epoch-fill" or not view.pending or not view.free_total:
+                return Decision(wake_at=opens)
+            filled = self.fill(view, live).decision
+            for index, _ in filled.starts:
+                self.tracks[index].gate = -1  # not in the deployed schedule: holds no gate
+            return Decision(starts=filled.starts, rate=filled.rate, wake_at=opens)
         self._resume(live)
         done = self.deploy(view, live)
         d = done.decision
-        wake = self._deployed(view, done)
         return Decision(
             starts=d.starts,
             preempt=d.preempt,
             resize=d.resize,
             rate=d.rate,
             stall=d.stall,
-            wake_at=wake,
+            wake_at=self._deployed(view, done),
         )
 
     def stats(self) -> dict[str, float]:

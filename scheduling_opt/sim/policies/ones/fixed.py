@@ -60,14 +60,35 @@ class FixedBatch(OnesBase):
             seed=seed,
         )
 
+    def _rank(self, st: JobView, now: float) -> tuple[float, int]:
+        m = self.tracks[st.index].model
+        return (st.job.gpus * m.epoch_size * self.beta(st, now) / m.reference, st.index)
+
+    def fill(self, view: View, live: list[JobView]) -> Deployed:
+        # Waiting jobs that fit the idle GPUs at their submitted size, in SRUF order.
+        now = view.now
+        plan = view.plan()
+        starts, rates, speeds = [], [], []
+        waiting = [st for st in live if not st.placement]
+        for st in sorted(waiting, key=lambda s: self._rank(s, now)):
+            if st.job.gpus > plan.total_free:
+                continue
+            m = self.tracks[st.index].model
+            placement = place(plan, st.job.gpus)
+            x = m.throughput(m.batch0, m.gpus0, placement_spread(placement))
+            factor = x / m.reference / view.speed(st.job, placement)
+            starts.append((st.index, placement))
+            if abs(factor - st.factor) > SAME * factor:
+                rates.append((st.index, factor))
+            speeds.append((st, x))
+        return Deployed(Decision(starts=tuple(starts), rate=tuple(rates)), tuple(speeds))
+
     def deploy(self, view: View, live: list[JobView]) -> Deployed:
         now = view.now
         started = time.perf_counter()
 
         def rank(st: JobView) -> tuple[float, int]:
-            m = self.tracks[st.index].model
-            x0 = m.reference
-            return (st.job.gpus * m.epoch_size * self.beta(st, now) / x0, st.index)
+            return self._rank(st, now)
 
         room = sum(view.capacity)
         chosen = []

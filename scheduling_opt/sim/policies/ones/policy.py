@@ -186,9 +186,11 @@ class Ones(OnesBase):
     seed : int
         Seed of the search (a generator carried across calls) and of the
         progress history's sampling.
-    update : {"epoch", "event"}
+    update : {"epoch", "epoch-fill", "event"}
         When a schedule is deployed (:mod:`.base`): after every running
-        job's epoch (ONES §3.2.2), or at every event and tick.
+        job's epoch (ONES §3.2.2); so, with waiting jobs started on idle
+        GPUs meanwhile (one GPU each, smallest predicted utilization first);
+        or at every event and tick.
     progress : {"regression", "prior"}
         beta from ONES' online regression (§3.2.1) or the task's prior.
     history : int
@@ -375,6 +377,32 @@ class Ones(OnesBase):
         schedule = self._solve(inp)
         return self._apply(view, live, inp, schedule.gpus)
 
+    def fill(self, view: View, live: list[JobView]) -> Deployed:
+        # Waiting jobs on idle GPUs, one each (a new job's warm-up size), smallest
+        # predicted utilization ||D|| beta / X(min(R, m), 1) first; the rest waits.
+        now = view.now
+        plan = view.plan()
+        ranked = []
+        for st in live:
+            if st.placement:
+                continue
+            tr = self.tracks[st.index]
+            batch = min(tr.limit, tr.model.task.max_local)
+            x = tr.model.throughput(batch, 1, False)
+            ranked.append((tr.model.epoch_size * self.beta(st, now) / x, st.index, st, batch, x))
+        starts, rates, speeds = [], [], []
+        for _, index, st, batch, x in sorted(ranked, key=lambda r: (r[0], r[1]))[: plan.total_free]:
+            tr = self.tracks[index]
+            placement = place(plan, 1)
+            mult = epochs_factor(batch, tr.model.batch0, self.epoch_limit, self.epoch_growth)
+            factor = x / tr.model.reference / view.speed(st.job, placement) / mult
+            starts.append((index, placement))
+            if abs(factor - st.factor) > SAME * factor:
+                rates.append((index, factor))
+            self.set_batch(st, batch, now, mult)
+            speeds.append((st, x))
+        return Deployed(Decision(starts=tuple(starts), rate=tuple(rates)), tuple(speeds))
+
     def _apply(
         self,
         view: View,
@@ -443,4 +471,3 @@ class Ones(OnesBase):
             stall=tuple(stalls),
         )
         return Deployed(decision, tuple(speeds))
-
