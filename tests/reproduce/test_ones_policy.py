@@ -228,6 +228,15 @@ def test_paper_set_drops_the_first_five_percent_on_64_gpus() -> None:
     exact = {(c.policy, c.workload.density) for c in judged if c.policy == "ones-exact"}
     assert exact == {("ones-exact", 3.5)}
     assert not [c for c in PAPERS["ones"].configs(quick=True) if c.policy == "ones-exact"]
+    # The policy without ONES' system mechanisms: at the judged rate, in full mode only;
+    # the idle-GPU fill everywhere, --quick included.
+    before = {c.workload.density for c in judged if c.label == "ones-before"}
+    assert before == {3.5}
+    quick = PAPERS["ones"].configs(quick=True)
+    assert not [c for c in quick if c.label == "ones-before"]
+    fill = [c for c in quick if c.label == "ones-fill"]
+    assert fill
+    assert {dict(c.policy_params)["update"] for c in fill} == {"epoch-fill"}
 
 
 # ---------------------------------------------------------------- shape
