@@ -67,6 +67,8 @@ class Decision:
     20.0
     >>> Decision(rate=((0, 1.5),)).rate
     ((0, 1.5),)
+    >>> Decision(rate=((0, 1.5),), stall=((0, 1.0),)).stall
+    ((0, 1.0),)
     """
 
     starts: tuple[tuple[int, Placement], ...] = ()
@@ -88,10 +90,11 @@ class Decision:
     #: charges otherwise than by default (a start owing no start overhead, or
     #: credited work); each job at most once.
     terms: tuple[tuple[int, StartTerms], ...] = ()
-    #: ``(job index, duration)``: a job running after this decision's starts
-    #: makes no progress for ``duration`` (trace units) more, from now or from
-    #: the end of its current stall, holding its GPUs (AntMan's memory shrink
-    #: and growth, §5.1); each job at most once; applied last.
+    #: ``(job index, duration)``: a job running after this decision's resizes
+    #: and starts makes no progress for ``duration`` (trace units) more, from
+    #: now or from the end of its current stall, holding its GPUs: a cost the
+    #: policy pays for (AntMan's memory shrink and growth, §5.1; ONES'
+    #: batch-size change, about 1 s, §4.3); each job at most once; applied last.
     stall: tuple[tuple[int, float], ...] = ()
 
 
