@@ -155,7 +155,7 @@ class RebuildAdapter:
             if held and q < levels:
                 at = now + (thresholds[q] - j.service) / held
             elif q > 0 and not held:
-                at = now + max(0.0, p.limit(j) - j.waiting)
+                at = now + max(0.0, p.limit(j.executed) - j.waiting)
             else:
                 continue
             if now + _EPS < at < best:

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
-from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias, _Sums
+from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.policies.edl.index import RangeSums
 from scheduling_opt.sim.protocol import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload, bundled
@@ -137,7 +138,7 @@ def test_excerpt_day_decides_as_the_rebuild(elastic: bool) -> None:
 def test_queue_sums_equal_a_plain_sum(adds: list[tuple[int, int]], queries: list[int]) -> None:
     # The plan's range sums of running workers (a Fenwick tree that doubles
     # from 1,024 indices) against the sum of a plain list.
-    sums, plain = _Sums(), [0] * 6001
+    sums, plain = RangeSums(), [0] * 6001
     for i, delta in adds:
         sums.add(i, delta)
         plain[i] += delta

@@ -17,8 +17,8 @@ import math
 from collections.abc import Callable
 from typing import cast
 
-from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import EdlJob
+from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.locality import pick_servers
 
 #: Gains closer than this are ties.
@@ -151,7 +151,7 @@ def _offer(r: Round, j: EdlJob) -> _Offer:
                 give[server] += min(n, slack) * x.job.gpus_per_worker
     else:
         donors, give = _waiting_donors(r, j, lowest)
-    servers = r.state.cluster.servers
+    servers = r.cluster.servers
     # Any server fits a job of no GPU type (Job.fits), so no call per server.
     fits = list(servers) if j.job.gpu_type is None else [s for s in servers if j.job.fits(s)]
     obtainable = {s.id: (r.free[s.id] + give[s.id]) // d for s in fits}

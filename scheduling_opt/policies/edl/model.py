@@ -191,11 +191,20 @@ class TiresiasParams:
                 raise InvalidInstanceError("promote_knob", f"must be > 0 or None, got {knob!r}")
             object.__setattr__(self, "promote_knob", knob)
 
-    def limit(self, job: EdlJob) -> float:
-        """The waiting time after which ``job``, waiting in a lower queue, returns to G0. O(1)."""
+    def limit(self, executed: float) -> float:
+        """How long a job of a lower queue waits before it returns to G0, having run ``executed``.
+
+        The fixed ``starvation`` limit, or ``promote_knob`` times the time the
+        job has run (Tiresias' STARVELIMIT). O(1).
+
+        Examples
+        --------
+        >>> TiresiasParams(starvation=3600.0).limit(50.0), TiresiasParams(promote_knob=8.0).limit(50.0)
+        (3600.0, 400.0)
+        """
         if self.promote_knob is None:
             return self.starvation
-        return self.promote_knob * job.executed
+        return self.promote_knob * executed
 
     def queue(self, service: float) -> int:
         """The queue of a job with this attained service (0 = G0)."""
