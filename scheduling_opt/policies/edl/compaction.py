@@ -13,11 +13,11 @@ depends on the waiting job only through its queue, GPU type and worker size.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import cast
 
 from scheduling_opt.policies.edl.model import EdlJob
+from scheduling_opt.policies.edl.plan import server_limit
 from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.locality import pick_servers
 
@@ -175,7 +175,7 @@ def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) 
     kept only if ``accept`` approves it (the step's next-plan check).
     """
     donors, obtainable, top, m = _offer(r, j)
-    limit = math.ceil(j.requested_gpus / m) if m else 0  # locality_limit, m cached
+    limit = server_limit(j.requested_gpus, m)
     # The servers chosen below give at most the `limit` largest obtainable
     # counts: when even those fall short of min_j, j cannot start (most
     # waiting jobs of a compaction round end here).

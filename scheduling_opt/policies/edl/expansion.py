@@ -13,6 +13,7 @@ import heapq
 from collections.abc import Sequence
 
 from scheduling_opt.policies.edl.model import EdlJob
+from scheduling_opt.policies.edl.plan import server_limit
 from scheduling_opt.policies.edl.round import Round
 
 #: The servers a GPU type fits (cluster order, and as a set) and the largest one's GPUs (m).
@@ -94,7 +95,7 @@ def _expansion_server(r: Round, j: EdlJob, p: int, fitting: _Fitting) -> str | N
     mine = [s for s in on if r.free[s] >= d and s in fits]
     if mine:
         return min(mine, key=r.rank.__getitem__)
-    if not m or len(on) + 1 > -(-(p + 1) * d // m):
+    if len(on) + 1 > server_limit((p + 1) * d, m):
         return None
     for s in servers:
         if r.free[s] >= d and s not in on:

@@ -139,6 +139,21 @@ def budget_pass(
             starts.append(item)
 
 
+def server_limit(gpus: int, m: int) -> int:
+    """Most servers ``gpus`` GPUs of a job may span: ceil(gpus / m) (EDL §5.1 footnote 4).
+
+    m: GPUs of the largest server the job's GPU type fits (0: none fits,
+    and the limit is 0), as :func:`~scheduling_opt.policies.locality.locality_limit`
+    computes it by a scan; callers that keep m per GPU type ask here.
+
+    Examples
+    --------
+    >>> server_limit(12, 8), server_limit(8, 8), server_limit(3, 0)
+    (2, 1, 0)
+    """
+    return -(-gpus // m) if m else 0
+
+
 def gang_on(
     usable: Mapping[K, int], workers: int, limit: int, rank: Mapping[K, int]
 ) -> dict[K, int] | None:
@@ -261,7 +276,7 @@ class Gangs:
         """
         d = gpus_per_worker
         m = self.largest(gpu_type)
-        limit = -(-workers * d // m) if m else 0
+        limit = server_limit(workers * d, m)
         usable = self.usable(gpu_type, d)
         key = (gpu_type, d)
         where: list[tuple[int, int]]
