@@ -1,4 +1,4 @@
-"""Compaction with its per-round memo and fast refusal decides what it decided before issue 25.
+"""Compaction with its per-round memo and fast refusal decides as the compaction without them.
 
 ``_compact_before`` is :func:`~scheduling_opt.policies.edl.compaction.compact`
 as it was at commit f714fb9: the donors, obtainable workers, locality limit
@@ -138,8 +138,8 @@ def test_a_waiting_jobs_donors_and_their_gpus_are_the_filtered_queue_one_lists(
     sizes: list[int], jobs: list[el.EdlJob], rounds: list[tuple[float, int]]
 ) -> None:
     # Every offer for a waiting job: the donors from the round's queue-1 list
-    # (filtered by queue) and their free-able GPUs (summed per queue, issue
-    # 25 fourth pass) equal _donors's own pass and the loop over its donors.
+    # (filtered by queue) and their free-able GPUs (summed per queue) equal
+    # _donors's own pass and the loop over its donors.
     cluster = Cluster(
         (GpuType("V100"),), tuple(Server(f"s{i}", "V100", g) for i, g in enumerate(sizes))
     )

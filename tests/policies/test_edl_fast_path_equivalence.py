@@ -39,7 +39,7 @@ from scheduling_opt.sim.protocol import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload
 from scheduling_opt.testing import edl_jobs
-from tests.policies.edl_rebuild import RebuildAdapter
+from tests.policies.edl_rebuild import RebuildAdapter, unchecked_job, unchecked_state
 from tests.policies.edl_rollout import rollout
 
 # --- the step as it was -----------------------------------------------------------------
@@ -212,16 +212,16 @@ def test_the_step_decides_as_the_reference_over_rounds(
     assert rollout(state, rounds) == rollout(state, rounds, _reference_step)
 
 
-def test_trusted_constructors_build_what_the_public_ones_build() -> None:
+def test_the_references_unchecked_constructors_build_what_the_public_ones_build() -> None:
     cluster = Cluster((GpuType("V100"),), (Server("s0", "V100", 4),))
     job = Job("a", 1, 3, 60.0)
     public = el.EdlJob(job, 12.5, 0.0, (1.0, 1.8, 2.4), 2)
-    trusted = el.EdlJob._trusted(job, 12.5, 0.0, (1.0, 1.8, 2.4), 2)
+    trusted = unchecked_job(job, 12.5, 0.0, (1.0, 1.8, 2.4), 2)
     assert trusted == public
     assert repr(trusted) == repr(public)
     placement = Placement.from_mapping({"a": {"s0": 2}})
     state = el.EdlState(cluster, (public,), placement, el.TiresiasParams())
-    fast = el.EdlState._trusted(cluster, (trusted,), placement, el.TiresiasParams())
+    fast = unchecked_state(cluster, (trusted,), placement, el.TiresiasParams())
     assert fast == state
     assert dict(fast.jobs_by_id) == dict(state.jobs_by_id)
     # The public constructors still check what a user passes.

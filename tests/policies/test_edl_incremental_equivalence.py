@@ -1,11 +1,12 @@
 """The incremental Elastic-Tiresias adapter decides what the per-call rebuild decided, call by call.
 
-Issue 25: the simulator's adapter keeps queues, running jobs and a heap of
-queue-change times across calls instead of rebuilding an ``EdlState`` and
-running the pure step at every call. ``RebuildAdapter``
-(``tests/policies/edl_rebuild.py``) is the adapter as it was (commit
-f714fb9): every unfinished job into a state, the library's
-``elastic_tiresias_step``, a timer scanned over every job. Both run the
+The simulator's adapter keeps an index of the state (queues, running jobs,
+waiting streams, a heap of queue-change times) across calls and runs the
+step's rules on it, instead of rebuilding an ``EdlState`` and running the
+pure step at every call. ``RebuildAdapter``
+(``tests/policies/edl_rebuild.py``) is that simpler adapter: every
+unfinished job into a state, the library's ``elastic_tiresias_step``, a
+timer scanned over every job. Both run the
 same workloads; every decision (starts, preemptions, resizes, timer, to
 the last bit) and every output must be equal. The loads are chosen so that
 every path runs: compaction (with and without a start it accepts),

@@ -1,19 +1,19 @@
 """Compaction over streams of like waiting jobs decides as the loop over every waiting job.
 
-Issue 25 (second pass): on a long queue, compaction tried every waiting job
-at every call (O(J) per call, most of a heavily loaded run). It now merges
-streams of jobs of one queue class and kind and skips a class, until the
-round changes, once one of its jobs fails before the next-plan check.
-``_every_job`` is the loop as it was (every waiting job in priority order,
-the same attempt and check per job); a wrapper records the attempts of the
-new loop so that the tests also show the skip, and its undoing by a start,
-happening (not only the same decisions).
+On a long queue a compaction loop over every waiting job costs O(J) per
+call, most of a heavily loaded run. The step merges streams of jobs of one
+queue class and kind instead, and skips a class, until the round changes,
+once one of its jobs fails before the next-plan check. ``_every_job`` is
+the plain loop (every waiting job in priority order, the same attempt and
+check per job); a wrapper records the attempts of the streams' loop so
+that the tests also show the skip, and its undoing by a start, happening
+(not only the same decisions).
 
-Issue 25 (fourth pass): a check that refuses a job among its own plan's
-victims also marks the class dead. ``_LostClass`` checks the rule itself
-under the reference loop: after such a refusal every later attempt of the
-class in the call fails until a start (the variant that marks a class dead
-at any refusal fails it, and the equivalence above, on the long queue).
+A check that refuses a job among its own plan's victims also marks the
+class dead. ``_LostClass`` checks the rule itself under the reference
+loop: after such a refusal every later attempt of the class in the call
+fails until a start (the variant that marks a class dead at any refusal
+fails it, and the equivalence above, on the long queue).
 """
 
 from __future__ import annotations

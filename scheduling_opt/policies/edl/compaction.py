@@ -97,7 +97,7 @@ def _waiting_donors(r: Round, j: EdlJob, lowest: int) -> tuple[list[EdlJob], dic
     of the same list's per-queue sums over the queues >= ``lowest``. Both
     lists are kept in ``r.memo`` until the round changes, so each further
     queue class costs O(D + q S) instead of O(R + D log D) for R placed
-    jobs, D donors, q queues and S servers (issue 25, fourth pass).
+    jobs, D donors, q queues and S servers.
     """
     memo = r.memo
     kept = memo.get(("donors",))
@@ -215,7 +215,7 @@ def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) 
         # The trial less its steps past k is the round after the start (its
         # counts and free GPUs exactly; an emptied entry put back may sit
         # elsewhere in a dict's order, which the check does not read), so
-        # no second copy is made (issue 25, fourth pass).
+        # no second copy is made.
         _undo(trial, j, steps[k:])
         if not accept(trial):
             return 0

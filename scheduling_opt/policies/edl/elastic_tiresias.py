@@ -138,8 +138,8 @@ def _placement(r: Round, state: EdlState) -> Placement:
     """``Placement.from_mapping(r.alloc)``, reusing the rows of the jobs the round kept as they ran.
 
     Most running jobs keep their servers from round to round, and building
-    and validating a row per (job, server) at every round was a large part
-    of the step. A job placed by ``Round.keep`` and never ``touched`` has
+    and validating a row per (job, server) at every round would be a large
+    part of the step. A job placed by ``Round.keep`` and never ``touched`` has
     exactly its rows of ``state.placement``, in the same server order
     (``keep`` copies ``servers_of``, which follows the rows). O(rows).
     """

@@ -1,8 +1,8 @@
 """EDL's Elastic-Tiresias (TPDS '22 §5.1) and its plain-Tiresias ablation: names and parameters.
 
-:mod:`.elastic_tiresias` runs the pure step of
-:mod:`scheduling_opt.policies.edl` over the engine's view, its state kept
-incrementally across calls.
+:mod:`.elastic_tiresias` runs the rules of the pure step of
+:mod:`scheduling_opt.policies.edl` over the engine's view, on an index of
+the state it keeps across calls (:mod:`.index`).
 """
 
 from __future__ import annotations
