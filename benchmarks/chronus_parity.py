@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scheduling_opt.sim.engine import cpu_time  # noqa: E402
-from scheduling_opt.sim.semantics import SEMANTICS, with_semantics  # noqa: E402
+from scheduling_opt.sim.semantics import semantics_names, with_semantics  # noqa: E402
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_config  # noqa: E402
 from scheduling_opt.sim.workload import REWARD_SCALE, SimJob, Workload, load_trace  # noqa: E402
 
@@ -304,7 +304,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path, required=True)
     parser.add_argument("--artifact", type=Path, required=True, help="its jobs.csv.gz")
-    parser.add_argument("--semantics", default="artifact", choices=SEMANTICS)
+    parser.add_argument("--semantics", default="artifact", choices=semantics_names())
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--until", type=float, help="only jobs submitted before (1440: day 1)")
     parser.add_argument("--label", default="run")

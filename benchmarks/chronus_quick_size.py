@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scheduling_opt.reproduce.chronus_set import CHRONUS_BASELINES  # noqa: E402
+from scheduling_opt.reproduce.papers.chronus import CHRONUS_BASELINES  # noqa: E402
 from scheduling_opt.reproduce.workloads import PaperWorkload  # noqa: E402
 from scheduling_opt.sim.sweep import RunConfig, run_config  # noqa: E402
 
@@ -59,7 +59,7 @@ def main() -> int:
     parser.add_argument("--start", type=int, default=60)
     args = parser.parse_args()
     if sorted(ORDER) != sorted(CHRONUS_BASELINES):
-        raise SystemExit("ORDER must list the six baselines of chronus_set")
+        raise SystemExit("ORDER must list the six baselines of reproduce/papers/chronus.py")
     for servers in range(args.start, 0, -args.step):
         t0 = time.process_time()
         got = misses(servers, args.threshold, args.density)

@@ -14,7 +14,8 @@ changes, and the event and call counts. Two runs with the same fingerprint
 made the same decisions at the same times (a float differing in its last
 bit changes the hash). ``--record`` writes ``case -> fingerprint``;
 ``--check`` compares with a recorded file and exits 1 on any difference.
-The fast set (a minute or two) covers every engine feature: capacity
+The fast set (a few minutes) runs every registered policy
+(``test_every_policy_has_a_fast_case`` in tests/sim checks it) and covers every engine feature: capacity
 changes (Aryl), speed factors (ONES), GPU sharing and upgrades (AntMan),
 resizes (EDL), preemption (Tiresias, SRTF, Chronus' terms). The full set
 (tens of minutes: run it niced) is each paper's full mode except Chronus'
@@ -105,8 +106,12 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
         )
     for p in ("elastic-tiresias", "edl-tiresias"):
         out[f"{p}/syn300-el-8x8"] = RunConfig(p, elastic, servers=8, gpus_per_server=8)
-    for p in ("chronus", "chronus-greedy", "chronus-best-fit"):
+    for p in ("chronus", "chronus-greedy", "chronus-best-fit", "chronus-no-admission"):
         out[f"{p}/syn300-8x8"] = RunConfig(p, small, servers=8, gpus_per_server=8)
+    # Every term proven within its limit on these 100 jobs: reproducible.
+    out["chronus-exact/syn100-8x8"] = RunConfig(
+        "chronus-exact", _synthetic(100), servers=8, gpus_per_server=8
+    )
     # The artifact's semantics: the start terms, the arrival step, the minute
     # clock and the artifact's admission, queue keys and row order.
     out["chronus/syn200-16x8-artifact"] = with_semantics(

@@ -83,7 +83,7 @@ def _check_limit(time_limit: float) -> float:
 def _left(limit: float, started: float | None) -> float:
     """Seconds left of ``limit`` for a run whose method started at ``started``.
 
-    A method's time limit covers building its model too (issue 17: a PuLP
+    A method's time limit covers building its model too (a PuLP
     model of 32,000 binaries takes seconds to build and write); 0 when
     nothing is left, and the runner then returns ``time_limit`` without
     starting the backend.
@@ -220,7 +220,7 @@ def solve_cpsat(
     batches of :data:`INTERLEAVE_BATCH_SIZE` tasks and synchronizes them
     between batches, so the same model and seed give the same solution on
     every run, whatever the thread timing, unless the time limit stops the
-    search (issue 17: the racing portfolio returned different optima of one
+    search (the racing portfolio returned different optima of one
     model on runs with one seed). One worker is deterministic by itself and
     is left as is. False races the workers (OR-Tools' default): up to a few
     times faster on some models, any optimum.
@@ -336,7 +336,7 @@ def solve_pulp(
     An infeasibility claim is read as a proof only if CBC finished before its
     time limit: CBC 2.10 interrupted by the limit inside its preprocessing
     writes "Pre-processing says infeasible" and "Integer infeasible" for
-    problems that have solutions (issue 17: mckp n2000-c10000 at 0.5 s).
+    problems that have solutions (mckp n2000-c10000 at 0.5 s).
     CBC counts wall time from its own start, later than this function's, and
     is given at most what is left of its share of the limit once the model
     is written; so a run that ends here before that share is used up cannot

@@ -38,7 +38,7 @@ def _check_int(obj: object, name: str, minimum: int) -> None:
 
     The readers' rules (and bounds), so a Job built in code holds nothing an
     instance file would be refused for; a numpy integer is accepted and
-    converted (issue 17 item 18).
+    converted.
     """
     object.__setattr__(obj, name, read_int(getattr(obj, name), name, minimum))
 

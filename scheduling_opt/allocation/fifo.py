@@ -10,7 +10,7 @@ those (the inference cluster took servers back): then the flexible workers
 that no longer fit are scaled in, running jobs in queue order keeping theirs
 first. Our reading: the paper's baseline never *chooses* to scale, but no
 scheduler can keep more GPUs than there are (the answer used to exceed the
-capacity, issue 17; the checker refused it).
+capacity; the checker refused it).
 """
 
 from __future__ import annotations

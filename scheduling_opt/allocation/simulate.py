@@ -31,7 +31,7 @@ SIMULATION_LIMIT = 4_000_000
 #: within the time limit: n = 1,000 jobs took 0.4 s on an idle 2-core machine
 #: and 1.6-2.3 s at a load of 17; 1 us per step sits between the two.
 SECONDS_PER_STEP = 1e-6
-#: How far past its time limit a method may end (issue 17: within 0.5 s).
+#: How far past its time limit a method may end (within 0.5 s).
 SLACK = 0.5
 
 

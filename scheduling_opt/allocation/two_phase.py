@@ -63,7 +63,7 @@ def knapsack_groups(jobs: Sequence[Job], capacity: int, scaling: Scaling = LINEA
     weights, values = [], []
     for j in jobs:
         # Only items that fit can be chosen: a job allowed 10^9 workers on 8
-        # free GPUs is 8 items, not 10^9 (issue 17).
+        # free GPUs is 8 items, not 10^9.
         extra = np.arange(1, min(j.max_workers - j.min_workers, capacity // j.gpus_per_worker) + 1)
         base = scaling.time(j, j.min_workers)
         weights.append(extra * j.gpus_per_worker)

@@ -1,7 +1,7 @@
 """The ``auto`` portfolio of ``batch-size`` (the default method): exact where it proves fast.
 
-First two exact dynamic programs (:mod:`~scheduling_opt.batch_size.dp`,
-issue 16, 2026-11-26): the integer knapsack over GPU counts with the
+First two exact dynamic programs (:mod:`~scheduling_opt.batch_size.dp`):
+the integer knapsack over GPU counts with the
 placement relaxed (O(J cap G)); when its own choice places (every job that
 took a packed cost on one server, best-fit decreasing) the placed schedule
 meets the proven bound and is returned as ``optimal``: on every generated
@@ -115,7 +115,7 @@ def auto(
     start = time.perf_counter()
     limit = time_limit_of(time_limit)
     deadline = start + limit * AUTO_EXACT_SHARE
-    # Exact DPs first (issue 16): a proof in O(J cap G) on every generated
+    # Exact DPs first: a proof in O(J cap G) on every generated
     # instance, well below the greedy fill's time; each claims optimal only
     # when a placed schedule's F (recomputed by the objective) meets its bound.
     bounds: list[float] = []

@@ -31,7 +31,7 @@ REFERENCE_METHOD = "exact"
 #: Mean gaps closer than this are equal in the dominance test.
 _GAP_EPS = 1e-12
 #: Median times within this fraction of the larger one count as equal in the
-#: dominance test (issue 16): two methods calling the same solver (``auto`` and
+#: dominance test: two methods calling the same solver (``auto`` and
 #: ``exact``) differ by timing noise alone, and without a tolerance the mark
 #: flapped from run to run on the shared machine.
 TIME_REL_TOLERANCE = 0.10
@@ -117,7 +117,7 @@ def dominated(points: Mapping[str, tuple[float, Quality]]) -> dict[str, tuple[st
     """For each method, the methods that dominate it on (median seconds, mean gap).
 
     ``b`` dominates ``a`` when ``b`` is at least as fast and has at most
-    ``a``'s mean gap, one of them strictly (issue 16). Times within
+    ``a``'s mean gap, one of them strictly. Times within
     :func:`same_time`'s tolerance (10% or 2 ms) are equal: then only a
     strictly smaller gap dominates, and a method a little slower within the
     tolerance but strictly better dominates too. A gap given as a tuple

@@ -1,6 +1,6 @@
 """Whether a choice of deadline levels packs into whole lease terms, and the cuts when not.
 
-The second stage of :func:`scheduling_opt.lease.exact` (issue 16): the levels
+The second stage of :func:`scheduling_opt.lease.exact`: the levels
 stage (:mod:`~scheduling_opt.lease._levels`) chose a deadline level per job
 with terms held fractionally; here :func:`decide` asks whether those levels
 can be held in whole terms, first with the combinatorial search of

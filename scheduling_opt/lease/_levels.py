@@ -3,7 +3,7 @@
 :class:`Levels` solves :func:`~scheduling_opt.lease.formulation.build_levels`'
 model (a relaxation of the lease MILP whose proven optimum bounds it) on its
 level columns only, and after each cut tries a model whose columns are fixed
-by reduced costs in a Lagrangian bound first (issue 16). Chronus §3.3.4.
+by reduced costs in a Lagrangian bound first. Chronus §3.3.4.
 Cost: one HiGHS MILP over ~450 binaries and ~290 rows at C120 per solve, plus
 one LP for the duals.
 """
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 class Levels:
-    """The levels stage on its level columns only, with reduced-cost fixing (issue 16).
+    """The levels stage on its level columns only, with reduced-cost fixing.
 
     :func:`~scheduling_opt.lease.formulation.build_levels` keeps the term
     columns in the layout at upper bound 0, and HiGHS (presolve off) carries

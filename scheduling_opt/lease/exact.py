@@ -5,7 +5,7 @@ symmetry rows over the paper's Eqs. (1)-(5)) solved by HiGHS through
 ``scipy.optimize.milp``; the fastest of HiGHS, CP-SAT and CBC in docs/lease.md's
 study. Chronus §3.3.4. NP-hard; O(N (P + H)) variables and rows.
 
-Two stages from :data:`TWO_STAGE_MIN_JOBS` jobs on (issue 16; smaller
+Two stages from :data:`TWO_STAGE_MIN_JOBS` jobs on (smaller
 instances, and ``two_stage=False``, solve the whole MILP at once, the old
 model, kept as a cross-check):
 

@@ -68,7 +68,7 @@ def solve_on_cpsat(
     if hint is not None:
         for var, value in zip(xs, model.values(hint), strict=True):
             cp.add_hint(var, round(value))
-    # One seed, one answer (issue 17): the shared runner's interleaved search
+    # One seed, one answer: the shared runner's interleaved search
     # unless the caller asks for the racing portfolio.
     out = backends.solve_cpsat(
         cp, time_limit=time_limit, num_workers=NUM_WORKERS, seed=seed, deterministic=deterministic

@@ -102,7 +102,7 @@ class Layout:
     ``y`` may be given as spans instead (per job: its first term column and
     how many blocks it has) and is then built on first read: the levels
     model keeps the term columns in its layout but never reads them, and at
-    C120 they are ~10,000 pairs per lease term (issue 25).
+    C120 they are ~10,000 pairs per lease term.
     """
 
     __slots__ = ("_spans", "_y", "s", "size")

@@ -1,4 +1,4 @@
-"""Whether chosen lease levels pack into integral terms: a dedicated search (issue 16).
+"""Whether chosen lease levels pack into integral terms: a dedicated search.
 
 The problem. Jobs i with G_i GPUs, RL_i terms needed and a deadline DL_i
 (terms numbered from 0); M GPUs per term. Does every job get RL_i distinct
@@ -39,7 +39,7 @@ many), work descending: jobs of one size and work are interchangeable, so
 every step (merging releases, the rows, the fewest picks, leaving jobs
 out, running the chosen ones) costs O(distinct works) instead of O(jobs),
 and a term where every released job fits has its one maximal vector
-without enumeration (issue 25; the former per-job search, kept in
+without enumeration (the former per-job search, kept in
 tests/lease/_packing_reference.py, visits the same nodes in the same order:
 tests/lease/test_lease_packing_counts.py).
 

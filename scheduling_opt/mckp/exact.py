@@ -10,7 +10,7 @@ Only the items that survive the DP's exact reductions
 items, O(m log m)) enter the model. Why: HiGHS does not look at its clock
 inside its presolve probing, its root heuristics and its first root LP, and on
 the full 32,000-binary model (n2000-c10000-aryl) those phases alone took
-0.7 s, so a 1 s limit ended after 1.4-1.6 s (issue 17). The reduced model has
+0.7 s, so a 1 s limit ended after 1.4-1.6 s. The reduced model has
 1,314 binaries there and is proven in about 0.05 s. No optimal solution uses a
 dropped item, so the optimum, HiGHS' dual bound and the ``optimal`` claim
 carry over to the full instance unchanged. Presolve is off: on the reduced

@@ -246,7 +246,7 @@ def exact_cpsat(
     if cost < limit - (time.perf_counter() - start):
         built = _model(inp, shape, _weights(inp, shape, objective, scale), start + limit)
     if built is None:
-        # Issue 17 (fuzz): 10,160 jobs on 96 servers took 9 s to build and 2.4 s
+        # Found by the fuzz: 10,160 jobs on 96 servers took 9 s to build and 2.4 s
         # for CP-SAT to load under a 5 s limit. Answer with the hint instead.
         nothing = backends.CpSatOutcome(Status.TIME_LIMIT, None, None, None, 0.0, False)
         sol = _solution(inp, shape, objective, scale, {}, nothing, start_assign, start)

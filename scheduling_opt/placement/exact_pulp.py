@@ -91,7 +91,7 @@ def exact_pulp(
     big = 1 + sum(inp.job_workers)
     # PuLP then writes the model to a file that CBC reads back, which takes
     # about as long as building it: past half the limit nothing is started
-    # (issue 17, fuzz: 532,000 worker variables ran 36 s under a 5 s limit).
+    # (fuzz: 532,000 worker variables ran 36 s under a 5 s limit).
     deadline = start + limit / 2
     for j in range(inp.n_jobs):
         if time.perf_counter() > deadline:

@@ -10,8 +10,8 @@ leftover stays on the roomiest server). "Fewest" orders the servers by
 servers of equal room the one with fewer free GPUs is the better fit, and
 servers of one type and free count are interchangeable, which lets local
 search work on their counts (:mod:`~scheduling_opt.placement.counts`).
-Until issue 25 equal rooms were ordered by index alone; that differs only
-for jobs of several GPUs per worker or on clusters of several GPU types.
+(Ordering equal rooms by index alone would differ only for jobs of several
+GPUs per worker or on clusters of several GPU types.)
 Quasi-consolidation places jobs in potential order (Eq. 8: the spread of RW
 over the spans; ties: GPUs descending, then file order) on their smallest
 feasible span, never below k*; a job that does not fit stays unplaced. This

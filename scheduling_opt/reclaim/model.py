@@ -221,7 +221,7 @@ class ReclaimInput:
 
         For the public functions that take server indices from a caller (a
         repeated or out-of-range index used to shrink the set or wrap around
-        silently, issue 17 item 18); errors name ``name[i]``. O(N_R).
+        silently); errors name ``name[i]``. O(N_R).
         """
         out: list[int] = []
         seen: set[int] = set()

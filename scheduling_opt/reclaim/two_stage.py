@@ -4,9 +4,8 @@ Stage 1 minimizes the preempted-job count over the reduced model of
 :mod:`scheduling_opt.reclaim.milp`, stage 2 the collateral GPUs at that
 count (Aryl §4; the optimum §7.3 finds by exhaustive search). NP-hard:
 exponential in the worst case; 0.6-0.75 s of CPU at 500 on-loan servers.
-It was ``exact`` until issue 16; it is now the fallback of ``exact`` (the
-frontier DP) when the DP's frontier is too wide, and its independent
-cross-check.
+It is the fallback of ``exact`` (the frontier DP) when the DP's frontier
+is too wide, and its independent cross-check.
 """
 
 from __future__ import annotations

@@ -10,7 +10,14 @@ Writes ``report.md``, the raw results and plots under ``--out`` (default
 ``DIR/cache``, so a rerun only computes what changed. ``--from-cache``
 writes the report from the runs already cached there and computes none (a
 long grid stopped, or still running in another process); the report then
-says it is partial and names every run it lacks.
+says it is partial and names every run it lacks; ``--no-cache`` runs every
+configuration again.
+
+``--policy NAME[:key=value,...]`` (repeatable) adds a policy to the
+paper's set: it runs at every point of the set, beside the paper's own
+policies, and its metrics are in every table (the claims compare the
+paper's policies only). ``--plugin MODULE_OR_FILE`` imports a module or a
+``.py`` file that registers a policy of the user's own first.
 """
 
 from __future__ import annotations
@@ -22,12 +29,14 @@ from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.reproduce.grid import Judged, evaluate, judged_points, points
-from scheduling_opt.reproduce.papers import PAPERS, paper
+from scheduling_opt.reproduce.papers import PAPERS, PaperSet, PolicyRun, paper
 from scheduling_opt.reproduce.report import by_workload, claims_table, verdict_table, write_report
 from scheduling_opt.reproduce.workloads import MAX_DENSITY
-from scheduling_opt.sim import limits
+from scheduling_opt.sim import limits, registry
 from scheduling_opt.sim.cli.options import as_options, output_folder
+from scheduling_opt.sim.cli.output import cache_note
 from scheduling_opt.sim.cli.progress import progress_bar
+from scheduling_opt.sim.cli.simulate import add_plugin_argument, load_plugins
 from scheduling_opt.sim.sweep import RunConfig, RunResult, cached_results, run_sweep
 
 #: Seeds a reproduction may ask for (each is a run of every policy at every point).
@@ -69,6 +78,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="report on the runs already in --out's cache, computing none (the report "
         "names the runs it lacks)",
     )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="run every configuration again (cache rewritten)"
+    )
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME[:KEY=VALUE,...]",
+        help="a policy to run beside the paper's, at every point (repeatable; "
+        "'scheduling-opt policies' lists them)",
+    )
+    add_plugin_argument(parser)
+
+
+def with_extra(chosen: PaperSet, texts: Sequence[str]) -> PaperSet:
+    """``chosen`` with the ``--policy`` runs added (each at every point, named as given).
+
+    Examples
+    --------
+    >>> s = with_extra(PAPERS["edl"], ["srtf", "tiresias:promote_knob=4"])
+    >>> [p.name for p in s.policies[-2:]]
+    ['srtf', 'tiresias:promote_knob=4']
+    """
+    extra = []
+    names = {p.name for p in chosen.policies}
+    for text in texts:
+        name, params = registry.parse_policy(text)
+        label = text if params else ""
+        if (label or name) in names:
+            raise InvalidInstanceError(
+                "--policy", f"{text!r} is already in {chosen.name}'s set or given twice"
+            )
+        names.add(label or name)
+        extra.append(PolicyRun(name, params, label=label))
+    return replace(chosen, policies=(*chosen.policies, *extra))
 
 
 def parse_densities(text: str | None) -> tuple[float, ...] | None:
@@ -161,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
     from scheduling_opt import __version__
 
     chosen = paper(args.paper)
+    plugins = load_plugins(args.plugin)
+    chosen = with_extra(chosen, args.policy)
     limits.count(args.workers, "--workers", 2**53)
     if args.seeds is not None and not 1 <= args.seeds <= MAX_SEEDS:
         raise InvalidInstanceError("--seeds", f"must be in 1..{MAX_SEEDS}, got {args.seeds}")
@@ -176,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
     with as_options():
         _, notes = chosen.workloads(args.quick, traces)
         configs = overhead(chosen.configs(args.quick, traces, densities, args.seeds), args)
+        configs = [replace(c, plugins=plugins) for c in configs] if plugins else configs
     if args.start_overhead:
         notes = [*notes, overhead_note(args.start_overhead, chosen.unit)]
     if not configs:
@@ -183,21 +230,26 @@ def run(args: argparse.Namespace) -> int:
     out_dir = output_folder(args.out or f"reproduce-{chosen.name}{'-quick' if args.quick else ''}")
 
     missing: dict[str, RunConfig] = {}
+    made: dict[str, RunResult] = {}  # the runs this invocation made (--no-cache: not again)
 
     def sweep(todo: list[RunConfig]) -> list[RunResult]:
         if args.from_cache:
             found, lacking = cached_results(todo, out_dir / "cache")
             missing.update((c.digest(), c) for c in lacking)
             return found
+        fresh = [c for c in todo if c.digest() not in made]
         with as_options():
-            return run_sweep(
-                todo,
+            new = run_sweep(
+                fresh,
                 workers=args.workers,
                 executor=args.executor,
                 cache_dir=out_dir / "cache",
                 progress=progress_bar(args.quiet),
                 job_progress=progress_bar(args.quiet, "job"),
+                refresh=args.no_cache,
             )
+        made.update((r.config.digest(), r) for r in new)
+        return [made[c.digest()] for c in todo]
 
     results = sweep(configs)
     target = chosen.sweep.target if chosen.sweep is not None else None
@@ -210,11 +262,18 @@ def run(args: argparse.Namespace) -> int:
             print(judged_sentence(chosen_points))
         with as_options():
             stage_two = chosen.configs(args.quick, traces, densities, args.seeds, judged)
+            if plugins:
+                stage_two = [replace(c, plugins=plugins) for c in stage_two]
         results = sweep(overhead(stage_two, args))
     if args.from_cache:
         notes = [*notes, partial_note(missing.values(), len(missing) + len(results))]
         if not args.quiet:
             print(notes[-1])
+    else:
+        cached = cache_note(results)
+        if cached:
+            notes = [*notes, cached]
+            print(cached)
     for name, group in by_workload(results).items():
         print(f"{chosen.source}, workload {name}:")
         print(claims_table(chosen, group))

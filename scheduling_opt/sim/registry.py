@@ -36,6 +36,7 @@ from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import show
+from scheduling_opt.sim import provenance
 from scheduling_opt.sim.cluster import ClusterSpec
 from scheduling_opt.sim.declare import Factory, Kind, Param, PolicySpec, Semantics, unknown_key
 from scheduling_opt.sim.protocol import Policy
@@ -372,6 +373,11 @@ def load_plugin(text: str, option: str = "--plugin") -> ModuleType:
     except Exception as e:
         raise InvalidInstanceError(option, f"{text}: {type(e).__name__}: {e}") from None
     _plugins[key] = module
+    source = getattr(module, "__file__", None)
+    if source:
+        # The code's digest as loaded: an edit after this point makes a new
+        # process (a new key), never a run of the old code under the new key.
+        provenance.module_digest(source, str(Path(source).parent))
     return module
 
 

@@ -212,7 +212,10 @@ class RunConfig:
         spec = registry.policy_spec(self.policy)
         module = inspect.getmodule(spec.factory)
         source = getattr(module, "__file__", None)
-        folder = "" if not self.plugins else str(Path(source).parent) if source else ""
+        # A user's policy (a plug-in, an installed package's entry point):
+        # the modules of its own folder count too.
+        outside = source is not None and not Path(source).resolve().is_relative_to(provenance.ROOT)
+        folder = str(Path(source).parent) if source is not None and outside else ""
         policy = provenance.module_digest(source, folder) if source else spec.family
         workload = inspect.getfile(type(self.workload))
         return "-".join((provenance.engine_digest(), policy, provenance.module_digest(workload)))

@@ -41,22 +41,23 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scheduling_opt.sim.registry import default_policies, policy_names, policy_spec
 from tests.fuzz.mutate import ROOT, Draw, Run, complaints
 from tests.fuzz.preloaded import run_cli_preloaded
 
 SEED_TRACE = ROOT / "scheduling_opt" / "sim" / "data" / "philly_mix2_day1.csv"
 #: Rows of the seed window (1..MAX_WINDOW consecutive rows of the excerpt).
 MAX_WINDOW = 12
-#: Policies a mutant may name: the baselines, two paper policies and a bad name.
+#: Policies a mutant may name: simulate's default baselines, each other
+#: family's first policy (from the registry: a new family is fuzzed at once)
+#: and a bad name.
 POLICIES = (
-    "fifo",
-    "sjf",
-    "edf",
-    "srtf",
-    "tiresias",
-    "yarn-cs",
-    "elastic-tiresias",
-    "chronus-greedy",
+    *default_policies(),
+    *dict.fromkeys(
+        policy_names(policy_spec(n).family)[0]
+        for n in policy_names()
+        if policy_spec(n).family != "baselines"
+    ),
     "nope",
 )
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.reproduce.aryl_set import ARYL_ELASTIC
 from scheduling_opt.reproduce.papers import PAPERS
+from scheduling_opt.reproduce.papers.aryl import ARYL_ELASTIC
 from scheduling_opt.sim import ClusterSpec, Decision, SimJob, View, Workload, simulate, summarize
 from scheduling_opt.sim.cluster import ServerSpec
 from scheduling_opt.sim.engine import EngineParams

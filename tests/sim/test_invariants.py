@@ -32,9 +32,8 @@ from scheduling_opt.sim import (
     summarize,
 )
 from scheduling_opt.sim.cli.output import jobs_csv
-from scheduling_opt.sim.ones_workload import OnesSpec
-from scheduling_opt.sim.ones_workload import generate as generate_ones
 from scheduling_opt.testing import sim_workloads
+from tests.sim.helpers import workloads_for
 
 BASELINES = policy_names("baselines")
 #: Policies whose jobs carry ONES' batch model (their speed factors exceed 1).
@@ -45,14 +44,7 @@ SHARING = policy_names("antman")
 HEAVY = ("3sigma", "chronus-exact", "ones", "ones-exact", "aryl-plus", "aryl-exact")
 
 
-def _jobs(name: str) -> st.SearchStrategy[list[SimJob]]:
-    if name in ONES:
-        return st.builds(
-            lambda n, seed: list(generate_ones(OnesSpec(jobs=n), seed).jobs),
-            st.integers(1, 8),
-            st.integers(0, 2**16),
-        )
-    return sim_workloads()
+_jobs = workloads_for
 
 
 def _marked(names: tuple[str, ...], slow: tuple[str, ...] = ()) -> list[object]:
@@ -167,3 +159,24 @@ def test_every_declared_policy_is_in_these_tests() -> None:
         "afs",
         "fifo-no-loan",
     } <= set(policy_names())
+
+
+def test_every_policy_has_a_fingerprint_case() -> None:
+    # benchmarks/sim_fingerprints.py proves a refactor changed no decision:
+    # its fast set must run every registered policy, and each case be recorded.
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "sim_fingerprints", root / "benchmarks" / "sim_fingerprints.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cases = module.cases("fast")
+    assert {c.policy for c in cases.values()} == set(policy_names())
+    recorded = json.loads((root / "benchmarks" / "sim-fingerprints.json").read_text())
+    assert set(cases) <= set(recorded)

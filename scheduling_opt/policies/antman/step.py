@@ -26,9 +26,9 @@ when a server can hold a worker, O(S log S + L S + L m log m) to choose
 servers and GPUs (only the chosen servers' GPUs are listed and sorted); an
 opportunistic job O(S) when the
 candidates cannot hold it, else O(S + W log S) plus O(m log m) for each
-server it lands on. Before issue 15 every guarantee job cost O(G log G + S
-log S) and every opportunistic worker O(G log G); the decisions are the
-same (tests/policies/test_antman_step_equivalence.py).
+server it lands on. The plain reading (every guarantee job O(G log G + S
+log S), every opportunistic worker O(G log G)) is kept in the tests as the
+reference that decides the same (tests/policies/test_antman_step_equivalence.py).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from scheduling_opt.metrics import GLOSSARY_LINE
+from scheduling_opt.sim.bounds.outputs import bound_table
 from scheduling_opt.sim.limits import check_timeline
 from scheduling_opt.sim.results import JobRecord, job_records, sample
 from scheduling_opt.sim.sweep import RunResult
@@ -45,6 +46,8 @@ TABLE = (
     ("best_effort_jct_mean", "BE JCT ({unit})", "{:.1f}"),
     ("preemption_ratio", "preemption ratio (per job)", "{:.3f}"),
 )
+#: Runs a cache note names before it counts the rest.
+CACHE_NAMES = 8
 #: The time unit of every workload the command line reads: Chronus-Philly
 #: traces (the bundled excerpt included) and the synthetic generator.
 TIME_UNIT = "minutes"
@@ -157,9 +160,12 @@ def cache_note(results: Sequence[RunResult]) -> str:
     cached = [f"{r.config.name} (seed {r.config.seed})" for r in results if r.from_cache]
     if not cached:
         return ""
+    shown = ", ".join(cached[:CACHE_NAMES])
+    if len(cached) > CACHE_NAMES:
+        shown += f" and {len(cached) - CACHE_NAMES} more"
     return (
         f"From the cache ({len(cached)} of {len(results)} runs, made earlier with this "
-        f"configuration, data and code): {', '.join(cached)}; --no-cache runs them again."
+        f"configuration, data and code): {shown}; --no-cache runs them again."
     )
 
 
@@ -228,6 +234,7 @@ def report(
     cached = cache_note(results)
     if cached:
         parts.append(f"\n{cached}\n")
+    parts.append("\n" + bound_table(results, short_unit(unit)))
     if note:
         parts.append(f"\n{note}\n")
     for p in plots:

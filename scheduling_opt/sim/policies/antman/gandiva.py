@@ -45,7 +45,7 @@ one number; per-model interference is not published, so the two jobs are
 treated alike). Default :data:`PACK_SLOWDOWN` = 1 - 20.1 / 105.2 = 0.809:
 AntMan §5.1 measured ESPnet slowed from 20.1 to 105.2 minutes beside
 ResNet-50 under Gandiva's packing. The reproduction sweeps it
-(scheduling_opt/reproduce/papers.py). Peak memory per model:
+(scheduling_opt/reproduce/papers/antman.py). Peak memory per model:
 :func:`~scheduling_opt.sim.policies.antman.policy.memory_of` (AntMan's numbers,
 32 GB V100s). The engine's own interference is off for this policy
 (``interference = (0.0, 0.0)``): every job's speed is set here through

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling_opt.sim import limits
 from scheduling_opt.sim.cluster import ClusterSpec, ServerSpec
-from scheduling_opt.sim.declare import Param, PolicySpec
+from scheduling_opt.sim.declare import Param, PolicySpec, one_job_per_gpu
 
 if TYPE_CHECKING:
     from scheduling_opt.sim.protocol import Policy
@@ -140,6 +140,7 @@ SPECS: tuple[PolicySpec, ...] = (
             (*_POLICY, *_CLUSTER),
             fixed=fixed,
             family=FAMILY,
+            throughput=one_job_per_gpu,
             cluster=with_inference,
         )
         for name, (summary, fixed) in VARIANTS.items()
@@ -150,6 +151,7 @@ SPECS: tuple[PolicySpec, ...] = (
         _gandiva_scale,
         _CLUSTER,
         family=FAMILY,
+        throughput=one_job_per_gpu,
         cluster=with_inference,
     ),
 )

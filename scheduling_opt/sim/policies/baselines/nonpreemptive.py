@@ -8,9 +8,9 @@ keeps its queue incrementally from ``view.arrived`` and ``view.evicted``.
   does not (strict, head-of-line blocking).
 - ``sjf``: shortest duration (the trace's, an oracle) first, backfilling.
 - ``edf-np``: earliest absolute first deadline first, best-effort jobs after
-  all SLO jobs in submit order, backfilling, no preemption (the simulator's
-  ``edf`` until issue 23; ``edf`` is now Chronus §4.3's, where SLO jobs
-  preempt best-effort jobs: :mod:`~scheduling_opt.sim.policies.baselines.deadline`).
+  all SLO jobs in submit order, backfilling, no preemption (``edf`` is
+  Chronus §4.3's, where SLO jobs preempt best-effort jobs:
+  :mod:`~scheduling_opt.sim.policies.baselines.deadline`).
 - ``yarn-cs``: per-tenant quotas, strict FIFO inside a tenant; tenants are
   served least-used first (used GPUs / quota, then head's submit order),
   first within their quota, then elastically on idle GPUs; no preemption.

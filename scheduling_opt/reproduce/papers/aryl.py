@@ -1,8 +1,4 @@
-"""Aryl's set: its policies, cluster sizes, job shapes and Table 5's numbers (data only).
-
-:mod:`scheduling_opt.reproduce.papers` builds the ``aryl``
-:class:`~scheduling_opt.reproduce.papers.PaperSet` from what is here (this
-module does not import it, so the two stay free of an import cycle).
+"""Aryl's set (EuroSys '22 §7.1-§7.3): its policies, cluster sizes, job shapes and Table 5's numbers.
 
 Cluster sizes (Aryl §7.1: 3,544 training GPUs, 4,160 inference GPUs):
 
@@ -26,7 +22,17 @@ scaling linearly (§5: the paper's assumption). Restart cost 63 s (§7.5).
 
 from __future__ import annotations
 
-from scheduling_opt.reproduce.workloads import ElasticRule
+from scheduling_opt.reproduce.papers.paper_set import (
+    TRACE_FILES,
+    Claim,
+    LoadTarget,
+    PaperSet,
+    PolicyRun,
+    Sweep,
+)
+from scheduling_opt.reproduce.workloads import (
+    ElasticRule,
+)
 
 #: The Basic scenario's elastic jobs (§7.1).
 ARYL_ELASTIC = ElasticRule(share=0.05, min_fraction=0.5, max_factor=2.0, serial=0.0)
@@ -170,7 +176,7 @@ SETUP = (
 DIFFERENCES = (
     "Our jobs are Chronus-Philly P_MIX2 (30,746 jobs with GPUs over 14 days; `--quick`: its "
     "first day, 5,217 jobs), 5% of them elastic by a hash of the id (from half to twice their "
-    "GPUs, linear). Clusters sized by a rule (scheduling_opt/reproduce/aryl_set.py): "
+    "GPUs, linear). Clusters sized by a rule (scheduling_opt/reproduce/papers/aryl.py): "
     "172 training servers x 8 GPUs (the trace's offered load at the paper's 82% training "
     "utilization) and 202 inference servers (the paper's 4,160 / 3,544 ratio); `--quick`: "
     "80 and 94. The load is then set by Table 5: both pools are divided by a load factor d "
@@ -195,4 +201,44 @@ DIFFERENCES = (
     "(`utilization`); the overall usage of both clusters is in the policy counters "
     "(`overall_usage`). Not modelled: heterogeneous training, the base/flexible server "
     "groups across scheduling calls, Pollux."
+)
+
+
+ARYL = PaperSet(
+    name="aryl",
+    title="Aryl (EuroSys '22) §7.2: capacity loaning and elastic scaling against FIFO",
+    source="Aryl Table 5",
+    setup=SETUP,
+    differences=DIFFERENCES,
+    policies=tuple(PolicyRun(p, everywhere=p not in ARYL_JUDGED_ONLY) for p in ARYL_POLICIES),
+    claims=tuple(
+        Claim(
+            what,
+            metric,
+            kind,  # type: ignore[arg-type]
+            paper,
+            base,
+            policy,
+            paper_baseline=LEVELS.get(what),
+        )
+        for what, metric, kind, paper, base, policy in ARYL_CLAIMS
+    ),
+    full=(("P_MIX2", TRACE_FILES["P_MIX2"]),),
+    elastic=ARYL_ELASTIC,
+    servers=FULL_SIZES[0],
+    inference_servers=FULL_SIZES[1],
+    quick_sizes=QUICK_SIZES,
+    restart_cost=RESTART_COST,
+    metrics=("queueing_mean", "jct_mean", "utilization", "preemption_ratio"),
+    sweep=Sweep(
+        densities=(0.9, 1.0, 1.05, 1.1, 1.2),
+        quick_densities=(1.0, 1.3, 1.6),
+        at=None,
+        quick_at=None,
+        rule="cluster",
+        target=LoadTarget(
+            "fifo-no-loan", "utilization", BASELINE_USAGE, what="the Baseline's usage"
+        ),
+        why="the cluster size at which the Baseline's training GPU usage is Table 5's 0.72",
+    ),
 )

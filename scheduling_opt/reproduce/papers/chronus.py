@@ -1,8 +1,4 @@
-"""Chronus' set: its baselines as §4.3 configures them, Fig. 9's grid, the quick size (data only).
-
-:mod:`scheduling_opt.reproduce.papers` builds the ``chronus``
-:class:`~scheduling_opt.reproduce.papers.PaperSet` from what is here (this
-module does not import it, so the two stay free of an import cycle).
+"""Chronus' set (SoCC '21 §4.3-§5.4): its baselines as §4.3 configures them, Fig. 9's grid, the quick size.
 
 Baselines (§4.3, six, in the paper's order): ``yarn-cs-slo`` (static
 quotas by the ratio of SLO to best-effort jobs), ``edf`` (SLO jobs preempt
@@ -36,6 +32,14 @@ last to reach 5%, misses 6.7% there; 36 servers: 3.5%).
 """
 
 from __future__ import annotations
+
+from scheduling_opt.reproduce.papers.paper_set import (
+    TRACE_FILES,
+    Claim,
+    PaperSet,
+    PolicyRun,
+    Sweep,
+)
 
 #: §4.3's six baselines, in the paper's order.
 CHRONUS_BASELINES = ("yarn-cs-slo", "edf", "3sigma", "genie", "tiresias", "themis")
@@ -84,5 +88,77 @@ DIFFERENCES = (
     "policy that uses one. Fig. 9's density grid runs all three workloads (the paper: "
     "H_MIX2 and P_MIX2); injected jobs are copies of random jobs at uniform times. "
     "`--quick` runs the excerpt on a smaller cluster, by a rule on the baselines' misses "
-    "(chronus_set.py)."
+    "(reproduce/papers/chronus.py)."
+)
+
+
+CHRONUS = PaperSet(
+    name="chronus",
+    title="Chronus (SoCC '21): lease-based SLO scheduling against its six baselines (§4.3)",
+    source="Chronus abstract, Fig. 9",
+    setup=SETUP,
+    differences=DIFFERENCES,
+    policies=(
+        PolicyRun("chronus"),
+        *(PolicyRun(p) for p in CHRONUS_BASELINES),
+        *(PolicyRun(p, everywhere=False, quick=False) for p in CHRONUS_VARIANTS),
+        *(PolicyRun(p, everywhere=False, quick=False) for p in CONTEXT_BASELINES),
+    ),
+    claims=(
+        Claim(
+            "wDMR, x lower, up to",
+            "wdmr",
+            "ratio",
+            14.7,
+            "any of the six",
+            "chronus",
+            CHRONUS_BASELINES,
+            pick="max",
+            scope="grid",
+        ),
+        Claim(
+            "wDMR, x lower than the best baseline",
+            "wdmr",
+            "ratio",
+            14.7,
+            "best of the six",
+            "chronus",
+            CHRONUS_BASELINES,
+        ),
+        Claim(
+            "best-effort JCT, x lower, up to",
+            "best_effort_jct_mean",
+            "ratio",
+            19.9,
+            "any of the six",
+            "chronus",
+            CHRONUS_BASELINES,
+            pick="max",
+            scope="grid",
+            skip_on=SLO_ONLY,
+        ),
+        Claim(
+            "best-effort JCT, x lower than the best baseline",
+            "best_effort_jct_mean",
+            "ratio",
+            19.9,
+            "best of the six",
+            "chronus",
+            CHRONUS_BASELINES,
+            skip_on=SLO_ONLY,
+        ),
+    ),
+    full=tuple(TRACE_FILES.items()),
+    metrics=("wdmr", "deadline_miss_ratio", "best_effort_jct_mean", "jct_mean"),
+    quick_sizes=(QUICK_SERVERS, 0),
+    sweep=Sweep(
+        DENSITIES,
+        quick_densities=(QUICK_DENSITY,),
+        at=1.0,
+        quick_at=QUICK_DENSITY,
+        why="full: the traces as released, on a grid of Fig. 9(c-f)'s densities 80-160% "
+        "by random removal and injection of jobs; quick: half the excerpt's jobs on "
+        f"{QUICK_SERVERS} servers, where every baseline misses >= 5% "
+        "(py)",
+    ),
 )
