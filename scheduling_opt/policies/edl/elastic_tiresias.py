@@ -10,8 +10,8 @@ listed in docs/elastic.md.
 
 Each rule lives in one module, which the simulator's adapter
 (:mod:`scheduling_opt.sim.policies.edl`) calls too, on the index of the
-state it keeps across calls: a job's queue and promotion
-(:mod:`.priority`); Tiresias' plan, i.e. the budget pass, the starts' gangs
+state it keeps across calls: a job's queue and promotion and when they can
+next change (:mod:`.priority`); Tiresias' plan, i.e. the budget pass, the starts' gangs
 and the restore of idle victims (:mod:`.plan`); compaction
 (:mod:`.compaction`) and its next-plan check (:mod:`.replan`); expansion
 (:mod:`.expansion`). This module orders the jobs, runs the rules in turn
@@ -90,7 +90,7 @@ def _base_plan(
         r.cluster.total_gpus,
         [prio[k] for k in running],
         lambda a, b: sums[b] - sums[a],
-        demand.__getitem__,
+        lambda a, b: demand[a:b],
         plan.streams,
         victims,
         starts,
@@ -309,7 +309,8 @@ def _queues(state: EdlState, held: Mapping[str, int]) -> tuple[dict[str, int], l
     p = state.params
     out, promoted = {}, []
     for j in state.jobs:
-        q, up = job_queue(p, j.service, j.id in held, j.waiting, j.executed)
+        gpus = held.get(j.id, 0) * j.job.gpus_per_worker
+        q, up, _ = job_queue(p, j.service, gpus, j.waiting, j.executed)
         if up:
             promoted.append(j.id)
         out[j.id] = q

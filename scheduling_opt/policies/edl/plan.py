@@ -29,7 +29,7 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from scheduling_opt.policies.edl.waiting import Stream, take_head
+from scheduling_opt.policies.edl.waiting import Stream
 from scheduling_opt.policies.locality import K, pick_servers
 
 #: A victim, as its caller names it (a job id, an index).
@@ -50,7 +50,7 @@ def budget_pass(
     budget: int,
     keys: Sequence[int],
     held: Callable[[int, int], int],
-    demand: Callable[[int], int],
+    each: Callable[[int, int], Sequence[int]],
     streams: Sequence[Stream],
     victims: list[int],
     starts: list[int],
@@ -66,8 +66,8 @@ def budget_pass(
         Priority keys of the placed jobs, ascending.
     held : callable
         ``held(a, b)``: GPUs of the placed jobs at positions a..b-1 of ``keys``.
-    demand : callable
-        ``demand(t)``: GPUs of the placed job at position t (>= 1).
+    each : callable
+        ``each(a, b)``: the GPUs of each of those jobs (each >= 1), in order.
     streams : sequence of Stream
         The waiting jobs; a job's key is its stream's ``base`` plus its
         item, and no key is in ``keys`` unless ``placed`` says so.
@@ -99,7 +99,7 @@ def budget_pass(
     >>> s = [Stream(0, "a", 4, [1, 3]), Stream(0, "b", 2, [4])]
     >>> keys, gpus = [0, 2], [3, 2]  # placed jobs at keys 0 and 2: 3 and 2 GPUs
     >>> victims, starts = [], []
-    >>> budget_pass(8, keys, lambda a, b: sum(gpus[a:b]), gpus.__getitem__, s, victims, starts)
+    >>> budget_pass(8, keys, lambda a, b: sum(gpus[a:b]), lambda a, b: gpus[a:b], s, victims, starts)
     1
     >>> victims, starts  # 0 (3 GPUs) kept, 1 (4) starts, 2 (2) preempted, 3 (4) and 4 (2) do not fit
     ([1], [1])
@@ -109,34 +109,63 @@ def budget_pass(
     ]
     heapq.heapify(heads)
     at = [0] * len(streams)
-    pos, count = 0, len(keys)
-    while True:
-        end = bisect.bisect_left(keys, heads[0][0], pos) if heads else count
-        if end > pos:
-            total = held(pos, end)
-            if total <= budget:
-                budget -= total
-            else:
-                for t in range(pos, end):
-                    if not budget:
-                        victims.extend(range(t, end))
-                        break
-                    gpus = demand(t)
-                    if gpus <= budget:
-                        budget -= gpus
-                    else:
-                        victims.append(t)
-            pos = end
-        if not heads:
-            return budget
+    pos = 0
+    while heads:
         stream = streams[heads[0][1]]
         if stream.want > budget:
             heapq.heappop(heads)  # this P_j g no longer fits, nor will it
             continue
-        item = take_head(heads, streams, at)
+        end = bisect.bisect_left(keys, heads[0][0], pos)
+        if end > pos:
+            # The placed jobs before it (those before a stream dropped above
+            # are taken here with them: the same keeps and victims).
+            budget = _keep(pos, end, budget, held, each, victims)
+            pos = end
+            if stream.want > budget:
+                heapq.heappop(heads)
+                continue
+        # take_head, inline (this loop runs at every simulator call).
+        n = heads[0][1]
+        items, i = stream.items, at[n]
+        at[n] = i + 1
+        if i + 1 < len(items):
+            heapq.heapreplace(heads, (stream.base + items[i + 1], n))
+        else:
+            heapq.heappop(heads)
+        item = items[i]
         if placed is None or not placed(item):
             budget -= stream.want
             starts.append(item)
+    if pos < len(keys):
+        budget = _keep(pos, len(keys), budget, held, each, victims)
+    return budget
+
+
+def _keep(
+    pos: int,
+    end: int,
+    budget: int,
+    held: Callable[[int, int], int],
+    each: Callable[[int, int], Sequence[int]],
+    victims: list[int],
+) -> int:
+    """Placed jobs pos..end-1 in order: kept while they fit the budget, else victims; the budget left.
+
+    All kept in one step when their sum fits; once the budget is 0, every
+    one left is a victim (each holds a GPU).
+    """
+    total = held(pos, end)
+    if total <= budget:
+        return budget - total
+    for t, gpus in enumerate(each(pos, end), pos):
+        if not budget:
+            victims.extend(range(t, end))
+            break
+        if gpus <= budget:
+            budget -= gpus
+        else:
+            victims.append(t)
+    return budget
 
 
 def server_limit(gpus: int, m: int) -> int:
@@ -181,6 +210,23 @@ def gang_on(
     return out
 
 
+class _Kind:
+    """What :class:`Gangs` keeps for jobs of one GPU type and worker size.
+
+    ``m``; ``usable``: the workers each server can take (None: to compute);
+    ``big``: the largest of them (-1: to compute); ``top``: them sorted,
+    largest first (None: to compute). All but ``m`` follow the free GPUs.
+    """
+
+    __slots__ = ("big", "m", "top", "usable")
+
+    def __init__(self, m: int) -> None:
+        self.m = m
+        self.usable: list[int] | None = None
+        self.big = -1
+        self.top: list[int] | None = None
+
+
 class Gangs:
     """Free GPUs per server and the gangs placed on them one after another.
 
@@ -196,7 +242,7 @@ class Gangs:
     among equals: what :func:`gang_on` chooses with ``limit`` 1), found by a
     scan in C; a gang of more cannot be placed when the ``limit`` largest
     usable counts fall short (the choice takes the largest first). Those
-    counts are kept until a gang is placed.
+    counts are kept, per GPU type and worker size, until a gang is placed.
 
     Parameters
     ----------
@@ -218,7 +264,7 @@ class Gangs:
     True
     """
 
-    __slots__ = ("_big", "_m", "_rank", "_sizes", "_top", "_types", "_usable", "free")
+    __slots__ = ("_kinds", "_rank", "_sizes", "_types", "free")
 
     def __init__(
         self,
@@ -231,61 +277,50 @@ class Gangs:
         self._sizes = sizes
         self._types = types
         self._rank = rank
-        self._m: dict[str | None, int] = {}
-        self._usable: dict[tuple[str | None, int], list[int]] = {}
-        self._top: dict[tuple[str | None, int], list[int]] = {}
-        self._big: dict[tuple[str | None, int], int] = {}
+        self._kinds: dict[tuple[str | None, int], _Kind] = {}
+
+    def reset(self, free: list[int]) -> None:
+        """Start again from ``free`` on the same servers (m is kept). O(kinds)."""
+        self.free = free
+        for kind in self._kinds.values():
+            kind.usable, kind.big, kind.top = None, -1, None
 
     def largest(self, gpu_type: str | None) -> int:
-        """m: GPUs of the largest server ``gpu_type`` fits (0: none). O(S) once per type."""
-        m = self._m.get(gpu_type)
-        if m is None:
-            sizes, types = self._sizes, self._types
-            if types is None or gpu_type is None:
-                m = max(sizes, default=0)
-            else:
-                m = max((c for c, t in zip(sizes, types, strict=True) if t == gpu_type), default=0)
-            self._m[gpu_type] = m
-        return m
+        """m: GPUs of the largest server ``gpu_type`` fits (0: none). O(S)."""
+        sizes, types = self._sizes, self._types
+        if types is None or gpu_type is None:
+            return max(sizes, default=0)
+        return max((c for c, t in zip(sizes, types, strict=True) if t == gpu_type), default=0)
 
     def usable(self, gpu_type: str | None, gpus_per_worker: int) -> list[int]:
         """Whole workers each server can take now (0 where the type does not fit). O(S)."""
-        free, types = self.free, self._types
-        every = types is None or gpu_type is None
-        if gpus_per_worker == 1 and every:
-            return free
-        key = (gpu_type, gpus_per_worker)
-        out = self._usable.get(key)
-        if out is None:
-            d = gpus_per_worker
-            if every:
-                out = [f // d for f in free]
-            else:
-                assert types is not None
-                out = [f // d if t == gpu_type else 0 for f, t in zip(free, types, strict=True)]
-            self._usable[key] = out
-        return out
+        free, types, d = self.free, self._types, gpus_per_worker
+        if types is None or gpu_type is None:
+            return free if d == 1 else [f // d for f in free]
+        return [f // d if t == gpu_type else 0 for f, t in zip(free, types, strict=True)]
 
     def place(
         self, workers: int, gpus_per_worker: int = 1, gpu_type: str | None = None
     ) -> list[tuple[int, int]] | None:
         """Place a gang of ``workers`` workers: (server, workers) in the order chosen, or None.
 
-        The servers' free GPUs are taken. O(S) in C for a gang of one
+        The servers' free GPUs are taken. O(1) for a gang the shortcuts
+        refuse once the counts are kept; O(S) in C for a gang of one
         server; O(S log S) for one of more that passes the shortcut.
         """
         d = gpus_per_worker
-        m = self.largest(gpu_type)
-        limit = server_limit(workers * d, m)
-        usable = self.usable(gpu_type, d)
-        key = (gpu_type, d)
+        kind = self._kinds.get((gpu_type, d))
+        if kind is None:
+            kind = self._kinds[gpu_type, d] = _Kind(self.largest(gpu_type))
+        limit = server_limit(workers * d, kind.m)
         where: list[tuple[int, int]]
         if limit == 1:
-            big = self._big.get(key)
-            if big is None:
-                big = self._big[key] = max(usable, default=0)
+            big = kind.big
+            if big < 0:
+                big = kind.big = max(self._usable(kind, gpu_type, d), default=0)
             if big < workers:
                 return None
+            usable = self._usable(kind, gpu_type, d)
             # The smallest usable count that holds the gang, at its first server:
             # counts are at most m, so the scan stops within m steps.
             f = workers
@@ -293,14 +328,15 @@ class Gangs:
                 f += 1
             where = [(usable.index(f), workers)]
         else:
-            top = self._top.get(key)
+            top = kind.top
             if top is None:
-                top = self._top[key] = sorted(usable, reverse=True)
+                top = kind.top = sorted(self._usable(kind, gpu_type, d), reverse=True)
             if sum(top[:limit]) < workers:
                 return None
             rank = self._rank
             if rank is None:
                 rank = self._rank = {s: s for s in range(len(self.free))}
+            usable = self._usable(kind, gpu_type, d)
             chosen = gang_on({s: u for s, u in enumerate(usable) if u}, workers, limit, rank)
             if chosen is None:
                 return None
@@ -308,10 +344,14 @@ class Gangs:
         free = self.free
         for s, n in where:
             free[s] -= n * d
-        self._usable.clear()
-        self._top.clear()
-        self._big.clear()
+        self.reset(free)
         return where
+
+    def _usable(self, kind: _Kind, gpu_type: str | None, d: int) -> list[int]:
+        usable = kind.usable
+        if usable is None:
+            usable = kind.usable = self.usable(gpu_type, d)
+        return usable
 
 
 def restore_idle(

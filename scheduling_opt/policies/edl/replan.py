@@ -170,7 +170,7 @@ def replan_preempts(
         r.cluster.total_gpus,
         keys,
         lambda a, b: sum(demand[a:b]),
-        demand.__getitem__,
+        lambda a, b: demand[a:b],
         waiting.streams,
         found,
         starts,

@@ -26,9 +26,9 @@ keeps is an index of the state (:mod:`.index`), so that a call costs what
 changed rather than O(J) objects: the full P_MIX2 trace makes tens of
 thousands to over a million calls over hundreds to thousands of jobs. A
 job's queue is recomputed only when something happened to it or the time
-at which it can change has come (a heap of those times, keyed by the
-formula of :func:`~scheduling_opt.policies.edl.priority.next_change` at
-the last look): attained service only grows while a job runs at a fixed
+at which it can change has come (a heap of those times, as
+:func:`~scheduling_opt.policies.edl.priority.job_queue` gave them at the
+last look): attained service only grows while a job runs at a fixed
 width and is constant while it waits. The timer is the exact minimum of
 that formula over the jobs this call changed and the heap's first entries
 (the keys are within float noise of the exact times, and entries are read
@@ -59,7 +59,7 @@ from scheduling_opt.policies.edl import (
 )
 from scheduling_opt.policies.edl.elastic_tiresias import elastic_rule, elastic_rules
 from scheduling_opt.policies.edl.plan import Gangs, restore_idle
-from scheduling_opt.policies.edl.priority import job_queue, next_change
+from scheduling_opt.policies.edl.priority import job_queue
 from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.edl.waiting import Waiting
 from scheduling_opt.sim.cluster import Placement as SimPlacement
@@ -173,7 +173,7 @@ class EdlTiresias:
         self.server_rank: dict[str, int] = {}  # step's server id -> its rank
         self.named: list[tuple[int, str]] = []  # (index, step's id) of the servers with GPUs
         self.total = 0
-        self.rank: dict[int, int] = {}  # server index -> itself (the gangs' tie-break)
+        self.gangs = Gangs([], ())  # the starts' gangs, on the free GPUs of each call
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
 
     def stats(self) -> dict[str, float]:
@@ -188,7 +188,7 @@ class EdlTiresias:
         self.server_rank = {s.id: k for k, s in enumerate(servers)}
         self.named = [(s, f"s{s}") for s, c in enumerate(capacity) if c > 0]
         self.total = sum(capacity)
-        self.rank = {s: s for s in range(len(capacity))}
+        self.gangs = Gangs([], capacity, None, {s: s for s in range(len(capacity))})
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -214,17 +214,14 @@ class EdlTiresias:
         self.alloc.pop(key, None)
         self.dirty.discard(i)
 
-    def _service(self, st: JobView, now: float) -> float:
-        """GPU-time attained since the job last entered G0 (the step's ``service``)."""
-        las = st.service(now) - self.offset.get(st.index, 0.0)
-        return float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
-
     def _refresh(self, view: View, now: float) -> list[int]:
         """Look again at the jobs that changed or whose heap time came; returns the promoted.
 
-        Each such job's queue is the step's (:func:`~scheduling_opt.policies.edl.priority.job_queue`
-        on its service now), and the time its queue can next change is
-        pushed on the heap. Promoted jobs are returned in arrival order.
+        Each such job's queue is the step's
+        (:func:`~scheduling_opt.policies.edl.priority.job_queue` on its
+        service since it last entered G0), and the time its queue can next
+        change is pushed on the heap. Promoted jobs are returned in arrival
+        order.
         """
         p = self.params
         heap, stamp, dirty, index = self.events, self.stamp, self.dirty, self.index
@@ -238,11 +235,13 @@ class EdlTiresias:
         pending, running = view.pending, view.running
         promoted: list[int] = []
         elastic = p.elastic  # only the elastic rules read the placements by server id
+        offset = self.offset
         for i in dirty:
             st = running.get(i) or pending.get(i)
             if st is None:
                 continue
-            las = self._service(st, now)
+            las = st.service(now) - offset.get(i, 0.0)
+            las = float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
             s = stamp[i] = stamp.get(i, 0) + 1
             place = st.placement
             key = index.ids[i]
@@ -252,8 +251,7 @@ class EdlTiresias:
                 self.count[i] = self.held[key] = held
                 if elastic:
                     self.alloc[key] = {f"s{s}": g for s, g in place if g}
-                q, _ = job_queue(p, las, True, 0.0, 0.0)
-                wait = next_change(p, las, held, 0.0, 0.0)
+                q, up, wait = job_queue(p, las, held, 0.0, 0.0)
             else:
                 held = 0
                 self.running.pop(i, None)
@@ -261,13 +259,11 @@ class EdlTiresias:
                 self.held.pop(key, None)
                 self.alloc.pop(key, None)
                 # A waiting job's executed time is constant: its limit is fixed.
-                waited, executed = float(max(0.0, now - st.queued_since)), st.executed(now)
-                q, up = job_queue(p, las, False, waited, executed)
+                waited = float(max(0.0, now - st.queued_since))
+                q, up, wait = job_queue(p, las, 0, waited, st.executed(now))
                 if up:
                     promoted.append(i)
                     wait = math.inf
-                else:
-                    wait = next_change(p, las, 0, waited, executed)
             if wait < math.inf:
                 heapq.heappush(heap, (now + wait, i, s))
             index.requeue(i, q, held)
@@ -301,7 +297,8 @@ class EdlTiresias:
         for i in preempted:
             for s, g in self.running[i]:
                 free[s] += g
-        gangs = Gangs(free, capacity, None, self.rank)
+        gangs = self.gangs
+        gangs.reset(free)
         started: list[int] = []
         placed: dict[int, SimPlacement] = {}
         for i in start:
@@ -405,20 +402,23 @@ class EdlTiresias:
     def _wake(self, view: View, now: float, after: dict[int, int]) -> float | None:
         """The step's timer: the next threshold crossing or starvation promotion, exactly.
 
-        :func:`~scheduling_opt.policies.edl.priority.next_change` after now
-        (only times after ``now + 1e-9``), evaluated for the jobs in
+        The time :func:`~scheduling_opt.policies.edl.priority.job_queue`
+        gives a job's queue, after now (only times after ``now + 1e-9``),
+        evaluated for the jobs in
         ``after`` (changed by this call, with their new workers) and for the
         heap's jobs in key order until a key exceeds the best time by more
         than its noise.
         """
         p = self.params
-        pending, running = view.pending, view.running
+        pending, running, offset = view.pending, view.running, self.offset
         floor = now + _EPS
 
         def at(i: int, held: int) -> float:
             st = running.get(i) or pending[i]
+            las = st.service(now) - offset.get(i, 0.0)
+            las = float(las) if las > 0.0 else 0.0  # as _refresh computes it
             waited = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
-            return now + next_change(p, self._service(st, now), held, waited, st.executed(now))
+            return now + job_queue(p, las, held, waited, st.executed(now))[2]
 
         best = math.inf
         for i, held in after.items():

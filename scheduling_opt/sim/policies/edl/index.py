@@ -232,7 +232,7 @@ class QueueIndex:
             budget,
             runs,
             held,
-            lambda t: listed[runs[t]],
+            lambda a, b: [listed[i] for i in runs[a:b]],
             self.plan_streams[q],
             victims,
             start,
