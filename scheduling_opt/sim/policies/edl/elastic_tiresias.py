@@ -65,7 +65,7 @@ from scheduling_opt.policies.edl.waiting import Waiting
 from scheduling_opt.sim.cluster import Placement as SimPlacement
 from scheduling_opt.sim.policies.edl.index import QueueIndex
 from scheduling_opt.sim.protocol import Decision, JobView, View
-from scheduling_opt.sim.speed import _curve
+from scheduling_opt.sim.speed import scaling_at
 from scheduling_opt.sim.workload import SimJob
 
 #: Tolerance of a timer against the current time (float noise of service sums).
@@ -87,8 +87,8 @@ def speedup(job: SimJob) -> tuple[float, ...]:
     """
     if not job.scaling:
         return ()
-    base = _curve(job.scaling, 1)
-    return tuple(_curve(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
+    base = scaling_at(job.scaling, 1)
+    return tuple(scaling_at(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
 
 
 class EdlTiresias:
