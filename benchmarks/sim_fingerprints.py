@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scheduling_opt.reproduce.papers import PAPERS  # noqa: E402
+from scheduling_opt.reproduce.papers.antman import CONSTANTS  # noqa: E402
 from scheduling_opt.reproduce.workloads import ElasticRule, PaperWorkload  # noqa: E402
 from scheduling_opt.sim.engine import RunOutput  # noqa: E402
 from scheduling_opt.sim.registry import policy_names  # noqa: E402
@@ -135,6 +136,12 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
             seen.add(c.policy)
             out[f"{c.policy}/{name}-quick"] = c
     out["ones-exact/ones-quick"] = replace(out["ones/ones-quick"], policy="ones-exact")
+    # AntMan's named variant without its local coordinator: the model before it
+    # (its fingerprint is the one antman/antman-quick had then).
+    antman = out["antman/antman-quick"]
+    out["antman-constants/antman-quick"] = replace(
+        antman, policy_params=(*antman.policy_params, *CONSTANTS), label="antman-constants"
+    )
     if which == "all":
         for p in BASELINES:
             out[f"{p}/excerpt-120x8"] = RunConfig(p)

@@ -172,6 +172,7 @@ _BUILTIN: dict[str, str] = {
     "batch-size": "scheduling_opt.batch_size.io",
     "lease": "scheduling_opt.lease.io",
     "mckp": "scheduling_opt.mckp.io",
+    "mmkp": "scheduling_opt.mmkp.io",
     "memory-split": "scheduling_opt.memory_split.io",
     "placement": "scheduling_opt.placement.io",
     "reclaim": "scheduling_opt.reclaim.io",

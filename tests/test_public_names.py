@@ -31,6 +31,7 @@ PACKAGES = {
     "lease": "scheduling_opt.lease",
     "mckp": "scheduling_opt.mckp",
     "memory-split": "scheduling_opt.memory_split",
+    "mmkp": "scheduling_opt.mmkp",
     "placement": "scheduling_opt.placement",
     "reclaim": "scheduling_opt.reclaim",
 }

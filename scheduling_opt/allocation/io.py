@@ -21,7 +21,7 @@ from scheduling_opt.allocation.max_elastic import max_elastic
 from scheduling_opt.allocation.model import LINEAR, AllocationDecision, AllocationInput, Scaling
 from scheduling_opt.allocation.two_phase import two_phase
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.io.instance import FORMAT, Instance, from_dict
+from scheduling_opt.io.instance import FORMAT, Instance, from_dict, parse_throughputs
 from scheduling_opt.io.sizes import size_number
 from scheduling_opt.jsonpath import check_keys, read_int, read_number, read_object
 from scheduling_opt.registry import Method, Problem
@@ -46,6 +46,9 @@ def read(instance: Instance) -> AllocationInput:
     ``params``: ``capacity`` (free GPUs, overrides the cluster's count) and
     ``scaling`` (``"linear"`` or ``{"exponent": a}``, 0 < a <= 1). Running
     inelastic jobs only hold GPUs. Without a cluster, ``capacity`` is required.
+    The optional section ``throughputs`` (``{job: {GPU type: value}}``, a row
+    per job and a column per GPU type of the cluster) weighs running jobs'
+    flexible GPUs by their own speed (:func:`~scheduling_opt.allocation.free_capacity`).
 
     Parameters
     ----------
@@ -73,15 +76,23 @@ def read(instance: Instance) -> AllocationInput:
     """
     params = instance.params
     check_keys(params, "params", ("capacity", "scaling"), ())
-    instance.require_no_other_sections()
+    instance.require_no_other_sections(("throughputs",))
     scaling = _scaling(params.get("scaling", "linear"))
+    throughputs = None
+    if "throughputs" in instance.data:
+        throughputs = parse_throughputs(instance.data["throughputs"])
+        if instance.cluster is None:
+            raise InvalidInstanceError("throughputs", "needs a cluster (its GPU types)")
+        throughputs.check(instance.cluster, (j.id for j in instance.jobs))
     placed = set(instance.placement.jobs())
     if "capacity" in params:
         capacity = read_int(params["capacity"], "params.capacity", 0)
     elif instance.cluster is None:
         raise InvalidInstanceError("params.capacity", "missing (needed when there is no cluster)")
     else:
-        capacity = free_capacity(instance.cluster, instance.jobs_by_id, instance.placement)
+        capacity = free_capacity(
+            instance.cluster, instance.jobs_by_id, instance.placement, throughputs
+        )
     jobs = tuple(j for j in instance.jobs if j.id not in placed or j.elastic)
     running = {j: instance.placement.workers_of(j) for j in placed if instance.job(j).elastic}
     # Located with the file's job index (the input's own check counts only its jobs).

@@ -32,6 +32,7 @@ from typing import Any
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import (
     check_keys,
+    join_path,
     located,
     parse_int_literal,
     read_array,
@@ -52,6 +53,7 @@ from scheduling_opt.model import (
     PlacementRow,
     RewardStep,
     Server,
+    ThroughputMatrix,
 )
 
 FORMAT = "scheduling-opt/v1"
@@ -315,6 +317,28 @@ def parse_placement(value: object, path: str = "placement") -> Placement:
     """A :class:`Placement` from its JSON array of rows."""
     rows = read_each(read_array(value, path), path, _row)
     return located(path, lambda: Placement(tuple(rows)))
+
+
+def parse_throughputs(value: object, path: str = "throughputs") -> ThroughputMatrix:
+    """A :class:`~scheduling_opt.model.ThroughputMatrix` from ``{job: {GPU type: value}}``.
+
+    A section of the problems that read it (``allocation``), not a common
+    one; the caller checks it against its cluster and jobs
+    (:meth:`~scheduling_opt.model.ThroughputMatrix.check`).
+
+    Examples
+    --------
+    >>> parse_throughputs({"a": {"V100": 1.0, "T4": 0.4}}).of("a", "T4")
+    0.4
+    """
+    obj = read_object(value, path)
+    rows = {job: read_object(row, join_path(path, job)) for job, row in obj.items()}
+    return located(path, lambda: ThroughputMatrix(rows))
+
+
+def throughputs_to_dict(matrix: ThroughputMatrix) -> dict[str, dict[str, float]]:
+    """The JSON object of a throughput matrix; :func:`parse_throughputs` reads it back equal."""
+    return {job: dict(row) for job, row in matrix.rows.items()}
 
 
 def _require_referenced(doc: Mapping[str, Any]) -> None:

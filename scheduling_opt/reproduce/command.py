@@ -18,6 +18,10 @@ paper's set: it runs at every point of the set, beside the paper's own
 policies, and its metrics are in every table (the claims compare the
 paper's policies only). ``--plugin MODULE_OR_FILE`` imports a module or a
 ``.py`` file that registers a policy of the user's own first.
+
+A paper's microbenchmarks (``PaperSet.scenarios``: a few jobs on one
+server) run in every mode, ``--from-cache`` included, and get their own
+section of the report with their verdicts.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.reproduce.grid import Judged, evaluate, judged_points, points
+from scheduling_opt.reproduce.microbench import scenario_section
 from scheduling_opt.reproduce.papers import PAPERS, PaperSet, PolicyRun, paper
 from scheduling_opt.reproduce.report import by_workload, claims_table, verdict_table, write_report
 from scheduling_opt.reproduce.workloads import MAX_DENSITY
@@ -279,8 +284,17 @@ def run(args: argparse.Namespace) -> int:
         print(claims_table(chosen, group))
     print("Verdicts:")
     print(verdict_table(evaluate(chosen, results, quick=args.quick)))
+    micro = scenario_section(chosen)  # a few jobs each: run in every mode, never cached
+    if micro:
+        print(micro)
     path = write_report(
-        out_dir, chosen, results, quick=args.quick, notes=notes, version=__version__
+        out_dir,
+        chosen,
+        results,
+        quick=args.quick,
+        notes=notes,
+        version=__version__,
+        microbenchmarks=micro,
     )
     print(f"wrote {path}")
     return 0

@@ -245,6 +245,7 @@ def write_report(
     notes: Sequence[str] = (),
     version: str = "",
     today: str | None = None,
+    microbenchmarks: str = "",
 ) -> Path:
     """Write ``report.md`` and the per-workload raw files and plots.
 
@@ -264,6 +265,9 @@ def write_report(
         The library's version.
     today : str, optional
         The date line (default: now, UTC).
+    microbenchmarks : str
+        The microbenchmarks' section, after the verdicts
+        (:func:`scheduling_opt.reproduce.microbench.scenario_section`).
 
     Returns
     -------
@@ -321,6 +325,8 @@ def write_report(
     if summary:
         parts.append("\nOver the judged loads (each claim's range and its verdicts):\n")
         parts.append(summary)
+    if microbenchmarks:
+        parts.append(microbenchmarks)
     sweep = sweep_tables(paper, grid)
     if sweep:
         parts.append(

@@ -30,6 +30,7 @@ from scheduling_opt.sim.protocol import (
     Policy,
     PolicyError,
     Reporting,
+    Stacking,
     StartTerms,
     View,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "ServerSpec",
     "SimJob",
     "SpeedModel",
+    "Stacking",
     "StartTerms",
     "SyntheticSpec",
     "View",

@@ -18,13 +18,16 @@ resize of an opportunistic job, an upgrade of a job that is not a running
 opportunistic job or whose GPUs an exclusive job holds, exact GPUs
 (``gpus``) that are taken in the job's slot, off its placement, or named for
 a job this decision does not start; start terms for a job it does not
-start, twice, or with a credit that is not finite and >= 0.
+start, twice, or with a credit that is not finite and >= 0; a stall of a
+job not running after the decision's starts, twice, or not a time on the
+clock (finite, >= 0, at most ``limits.MAX_TIME``).
 """
 
 from __future__ import annotations
 
 import math
 
+from scheduling_opt.sim import limits
 from scheduling_opt.sim.cluster import FreeMap, Placement
 from scheduling_opt.sim.protocol import PENDING, RUNNING, StartTerms
 from scheduling_opt.sim.sharing import OPPORTUNISTIC
@@ -106,4 +109,26 @@ def capacity_error(servers: int, server: int, gpus: int) -> str | None:
     """Why ``(server, gpus)`` is not a capacity change of a cluster of ``servers`` servers."""
     if not 0 <= server < servers or gpus < 0:
         return f"capacity change ({server}, {gpus}): no such server or < 0"
+    return None
+
+
+def stall_error(st: JobState, duration: object, twice: bool) -> str | None:
+    """Why running ``st`` cannot stall for ``duration`` (None: it can).
+
+    Examples
+    --------
+    >>> from scheduling_opt.sim.workload import SimJob
+    >>> stall_error(JobState(SimJob("a", 0.0, 1, 1.0), 0), 1.0, False)
+    'stalled but not running'
+    """
+    if st.status != RUNNING:
+        return "stalled but not running"
+    if twice:
+        return "stall: given twice"
+    if (
+        isinstance(duration, bool)
+        or not isinstance(duration, (int, float))
+        or not 0.0 <= duration <= limits.MAX_TIME
+    ):
+        return f"stall: {duration!r} is not a time >= 0 on the clock"
     return None

@@ -35,7 +35,15 @@ from dataclasses import dataclass
 from scheduling_opt.sim import limits
 from scheduling_opt.sim.cluster import ClusterSpec
 from scheduling_opt.sim.live import ClusterState
-from scheduling_opt.sim.protocol import RUNNING, Interfering, Periodic, Policy, PolicyError
+from scheduling_opt.sim.protocol import (
+    RUNNING,
+    Interfering,
+    Periodic,
+    Policy,
+    PolicyError,
+    Stacking,
+)
+from scheduling_opt.sim.sharing import MAX_GUESTS_PER_GPU
 from scheduling_opt.sim.speed import SpeedModel
 from scheduling_opt.sim.view import LiveView
 from scheduling_opt.sim.workload import SimJob, Workload
@@ -203,6 +211,12 @@ class Engine:
         share, host = params.share_slowdown, params.host_slowdown
         if isinstance(policy, Interfering):  # its own sharing speeds (EngineParams' docstring)
             share, host = policy.interference
+        guests = policy.guests_per_gpu if isinstance(policy, Stacking) else 1
+        if type(guests) is not int or not 1 <= guests <= MAX_GUESTS_PER_GPU:
+            raise PolicyError(
+                f"policy {policy.name!r}: guests_per_gpu must be an integer in "
+                f"1..{MAX_GUESTS_PER_GPU}, got {guests!r}"
+            )
         self.state = ClusterState(
             workload,
             cluster,
@@ -214,6 +228,7 @@ class Engine:
             host_slowdown=host,
             policy_name=policy.name,
             schedule=self._schedule,
+            guests_per_gpu=guests,
         )
         self.t0 = 0.0
         self.timer_version = 0

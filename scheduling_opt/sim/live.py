@@ -33,6 +33,7 @@ from scheduling_opt.sim.check import (
     preempt_error,
     rate_error,
     resize_error,
+    stall_error,
     start_error,
     terms_error,
 )
@@ -65,6 +66,9 @@ class ClusterState:
         ``1 + log2`` of the GPUs it starts on (EngineParams).
     share_slowdown, host_slowdown : float
         The interference model of a shared GPU (sim/sharing.py).
+    guests_per_gpu : int
+        Opportunistic slots per GPU (sim/sharing.py; 1 unless the policy
+        declares more, :class:`~scheduling_opt.sim.protocol.Stacking`).
     policy_name : str
         Named in every :class:`~scheduling_opt.sim.protocol.PolicyError`.
     schedule : callable
@@ -85,6 +89,7 @@ class ClusterState:
         policy_name: str,
         schedule: Schedule,
         start_overhead: float = 0.0,
+        guests_per_gpu: int = 1,
     ) -> None:
         self.cluster = cluster
         self.speed_model = speed
@@ -99,6 +104,7 @@ class ClusterState:
             [s.gpus for s in cluster.servers],
             share_slowdown=share_slowdown,
             host_slowdown=host_slowdown,
+            guests_per_gpu=guests_per_gpu,
         )
         for i, s in enumerate(cluster.servers):
             if not s.available:
@@ -213,6 +219,20 @@ class ClusterState:
         st.version += 1
         self.schedule(st.end, st.index, st.version)
 
+    def stall(self, st: JobState, duration: float) -> None:
+        """Running ``st`` makes no progress for ``duration`` more, from now or its current stall's end.
+
+        Its GPUs stay held (a shrink or growth of its memory, AntMan §5.1).
+        """
+        if not duration:
+            return
+        now = self.now
+        st.settle(now)
+        st.stall_until = max(now, st.stall_until) + duration
+        st.end = st.stall_until + (st.job.work + st.owed - st.done) / st.speed
+        st.version += 1
+        self.schedule(st.end, st.index, st.version)
+
     def rerate(self, st: JobState) -> None:
         """Recompute running ``st``'s sharing and, if it changed, its speed and completion."""
         sharing = self.sharing
@@ -268,9 +288,9 @@ class ClusterState:
         A server keeps its jobs while they still fit; shrunk below the GPUs
         in use (reclaimed), it loses all of them.
         """
-        fm, guests = self.freemap, self.sharing.guests
+        fm, sharing = self.freemap, self.sharing
         if gpus < max(
-            fm.capacity[server] - fm.free[server], guests.capacity[server] - guests.free[server]
+            fm.capacity[server] - fm.free[server], sharing.busy_gpus(server, OPPORTUNISTIC)
         ):
             victims = [
                 st for st in self.running.values() if any(s == server for s, _ in st.placement)
@@ -279,8 +299,8 @@ class ClusterState:
                 self.stop(st)
                 self.evicted.append(st)
         fm.set_capacity(server, gpus)
-        guests.set_capacity(server, gpus)
-        self.sharing.widen(server, gpus)
+        sharing.guests.set_capacity(server, gpus * sharing.guests_per_gpu)
+        sharing.widen(server, gpus)
         self.cap_total = sum(fm.capacity)
 
     # ------------------------------------------------------------------ decisions
@@ -293,7 +313,7 @@ class ClusterState:
         return self.states[index]
 
     def apply(self, decision: Decision) -> None:
-        """Apply ``decision``: preemptions, capacity changes, rates, upgrades, resizes, starts.
+        """Apply ``decision``: preemptions, capacity changes, rates, upgrades, resizes, starts, stalls.
 
         Each part is checked (sim/check.py) before it changes anything; a
         breach raises :class:`~scheduling_opt.sim.protocol.PolicyError`.
@@ -320,6 +340,10 @@ class ClusterState:
             why = self.sharing.upgrade(st, self.freemap)
             if why is not None:
                 raise self.fail(st, why)
+            # Opportunistic jobs left on its GPUs are now beside an exclusive job.
+            for j in self.sharing.partners(st):
+                self.rerate(self.states[j])
+            self.rerate(st)
         exact = self._exact(decision)
         for index, placement in decision.resize:
             st = self._job(index, "resize")
@@ -361,6 +385,10 @@ class ClusterState:
                 raise self.fail(st, why)
             self._fits(st, placement, "share", self.sharing.guests)
             chosen = self._gpus(st, OPPORTUNISTIC, placement, exact)
+            if chosen is None:
+                chosen = self.sharing.pick(OPPORTUNISTIC, placement)
+                if len(chosen) < sum(g for _, g in placement):
+                    raise self.fail(st, f"share: placement {placement} exceeds the free GPUs")
             self.sharing.guests.take(placement)
             del self.pending[st.index]
             st.layer = OPPORTUNISTIC
@@ -368,6 +396,14 @@ class ClusterState:
         if exact:
             index = next(iter(exact))
             raise self.fail(self._job(index, "gpus"), "gpus: named but not started or shared")
+        stalled: set[int] = set()
+        for index, duration in decision.stall:
+            st = self._job(index, "stall")
+            why = stall_error(st, duration, index in stalled)
+            if why is not None:
+                raise self.fail(st, why)
+            stalled.add(index)
+            self.stall(st, float(duration))
 
     def _terms(self, decision: Decision) -> dict[int, StartTerms]:
         """The decision's start terms by job, each checked (a job it starts, a credit >= 0)."""

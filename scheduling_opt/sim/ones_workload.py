@@ -27,10 +27,26 @@ resizes it; baselines keep c0). ``SimJob.model`` is
 ``"<task>/<dataset>/<size>"`` so a policy finds the batch model again
 (:func:`job_model`); the convergence epochs stay hidden in ``work``.
 
-Convergence model (the simulator's truth): a job needs E epochs whatever
-its batch size (ONES scales the learning rate linearly with the batch and
-limits its growth, §3.3.2, Figures 13-14, so that the epochs stay
+Convergence model (the simulator's truth): by default a job needs E epochs
+whatever its batch size (ONES scales the learning rate linearly with the
+batch and limits its growth, §3.3.2, Figures 13-14, so that the epochs stay
 equivalent); its progress rate is X(B, c, spread) / (E ||D||) per second.
+The option of :func:`epochs_factor` (ONES §2.2, §3.3.2): the linear rule
+holds up to a batch-size limit, ``limit`` x the submitted batch B0; past
+it the job needs E (B / (limit B0))^growth epochs. Our reading of the
+paper: Figure 14 shows a ResNet50/CIFAR10 job grown from its batch of 256
+to 4,096 (16x) reaching the same training loss in the same epochs, and
+Figure 13 and [14, 16] that larger batches need more epochs, without a
+law; so the default limit is 16 and, past it, the step count stops
+falling (growth 1: E grows with B, the regime where a larger batch no
+longer cuts the steps), a choice swept in docs/reproduction.md.
+
+Features of ONES' progress regression (§3.2.1, footnote 1) that a
+simulated job has: its epoch size ||D||, its initial loss L_initial
+(:attr:`JobModel.initial_loss`: ln of the classes of Table 2, the
+cross-entropy of an untrained classifier) and its processed samples; the
+loss improvement ratio and the validation accuracy need loss curves,
+which the paper does not publish and this workload does not simulate.
 """
 
 from __future__ import annotations
@@ -126,6 +142,22 @@ class JobModel:
     gpus0: int
     reference: float
 
+    @property
+    def initial_loss(self) -> float:
+        """L_initial: ln(classes), the cross-entropy of an untrained classifier (Table 2).
+
+        ImageNet subsets of k x 1,000 images hold k classes, CIFAR10 10, the
+        GLUE tasks (COLA, MRPC, SST-2) 2.
+
+        Examples
+        --------
+        >>> m = job_model(SimJob("0", 0.0, 1, 10.0, model="resnet50/imagenet/12000"))
+        >>> round(m.initial_loss, 4), round(job_model(SimJob("1", 0.0, 1, 1.0,
+        ...     model="bert/mrpc/3600")).initial_loss, 4)
+        (2.4849, 0.6931)
+        """
+        return math.log(classes_of(self.task, self.epoch_size))
+
     def throughput(self, batch: int, gpus: int, spread: bool) -> float:
         """Samples per second at global batch ``batch`` split evenly on ``gpus`` GPUs.
 
@@ -145,6 +177,39 @@ class JobModel:
     def total_samples(self, work: float) -> float:
         """Samples to convergence of a job whose ``work`` is seconds at (B0, c0)."""
         return work * self.reference
+
+
+def classes_of(task: Task, size: int) -> int:
+    """Classes of a Table 2 workload: one per 1,000 ImageNet images, 10 for CIFAR10, else 2.
+
+    Examples
+    --------
+    >>> classes_of(TASKS[0], 14_000), classes_of(TASKS[4], 20_000), classes_of(TASKS[7], 5_000)
+    (14, 10, 2)
+    """
+    if task.dataset == "imagenet":
+        return max(2, size // 1000)
+    return 10 if task.dataset == "cifar10" else 2
+
+
+def epochs_factor(batch: float, batch0: float, limit: float | None, growth: float = 1.0) -> float:
+    """E(B) / E: the epochs a job needs at global batch ``batch``, relative to its own.
+
+    1 up to ``limit`` x the submitted batch ``batch0`` (None: no limit, the
+    linear learning-rate rule everywhere), (B / (limit B0))^growth past it.
+    ONES §2.2 and §3.3.2; the reading is in the module's docstring.
+
+    Examples
+    --------
+    >>> epochs_factor(2048, 128, 16.0), epochs_factor(4096, 128, 16.0), epochs_factor(4096, 128, None)
+    (1.0, 2.0, 1.0)
+    >>> epochs_factor(8192, 128, 16.0, growth=0.5)
+    2.0
+    """
+    if limit is None:
+        return 1.0
+    over = batch / (limit * batch0)
+    return over**growth if over > 1.0 else 1.0
 
 
 def job_model(job: SimJob) -> JobModel:

@@ -5,20 +5,22 @@ calls it once per distinct event time (after that time's completions,
 capacity changes, arrivals and timers) with a read-only :class:`View` of
 the live state, and applies the :class:`Decision` it returns, in this
 order: preemptions, capacity changes, speed factors, upgrades, resizes,
-starts, opportunistic starts (``share``). Then
+starts, opportunistic starts (``share``), stalls. Then
 the ``wake_at`` time, if any, becomes the policy's only timer (a new decision replaces the previous one):
 a scheduling round, a lease term, a Tiresias demotion.
 
 A policy object holds the state of one run (its queues); the registry makes
 a fresh one per run, so two simulations never share anything.
 
-Three optional parts, each its own small protocol that the engine and the
+Four optional parts, each its own small protocol that the engine and the
 run function test for (``isinstance``): :class:`Periodic` (``period``: the
 policy decides on a timer of that period while jobs are left, so the
 resource model counts its calls before a run), :class:`Interfering`
 (``interference``: the speeds of a GPU shared by two jobs, when the
-policy's sharing differs from the engine's model) and :class:`Reporting`
-(``stats()``: counters of the run, kept in ``RunResult.extra``).
+policy's sharing differs from the engine's model), :class:`Stacking`
+(``guests_per_gpu``: opportunistic slots per GPU, when more than one) and
+:class:`Reporting` (``stats()``: counters of the run, kept in
+``RunResult.extra``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ class Decision:
     20.0
     >>> Decision(rate=((0, 1.5),)).rate
     ((0, 1.5),)
+    >>> Decision(rate=((0, 1.5),), stall=((0, 1.0),)).stall
+    ((0, 1.0),)
     """
 
     starts: tuple[tuple[int, Placement], ...] = ()
@@ -73,8 +77,9 @@ class Decision:
     resize: tuple[tuple[int, Placement], ...] = ()
     wake_at: float | None = None
     rate: tuple[tuple[int, float], ...] = ()
-    #: Opportunistic starts ``(job index, placement)`` on the GPUs' second
-    #: slot (sim/sharing.py: one per GPU, beside or without an exclusive job).
+    #: Opportunistic starts ``(job index, placement)`` on the GPUs'
+    #: opportunistic slots (sim/sharing.py: one per GPU unless the policy is
+    #: :class:`Stacking`; beside or without an exclusive job).
     share: tuple[tuple[int, Placement], ...] = ()
     #: Running opportunistic jobs made exclusive on their GPUs (AntMan's upgrade).
     upgrade: tuple[int, ...] = ()
@@ -85,6 +90,12 @@ class Decision:
     #: charges otherwise than by default (a start owing no start overhead, or
     #: credited work); each job at most once.
     terms: tuple[tuple[int, StartTerms], ...] = ()
+    #: ``(job index, duration)``: a job running after this decision's resizes
+    #: and starts makes no progress for ``duration`` (trace units) more, from
+    #: now or from the end of its current stall, holding its GPUs: a cost the
+    #: policy pays for (AntMan's memory shrink and growth, §5.1; ONES'
+    #: batch-size change, about 1 s, §4.3); each job at most once; applied last.
+    stall: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +300,18 @@ class Interfering(Protocol):
     """
 
     interference: tuple[float, float]
+
+
+@runtime_checkable
+class Stacking(Protocol):
+    """A policy that runs up to ``guests_per_gpu`` opportunistic jobs on one GPU (default 1).
+
+    The engine gives every GPU that many opportunistic slots (sim/sharing.py;
+    an integer in 1..16); AntMan's local coordinator splits a GPU's memory
+    among them (§3.3).
+    """
+
+    guests_per_gpu: int
 
 
 @runtime_checkable

@@ -51,7 +51,7 @@ from scheduling_opt.testing.fuzz import (
     greedy_placement,
 )
 from scheduling_opt.testing.invalid import InvalidDocument, invalid_documents
-from scheduling_opt.testing.knapsack import curves, mckp_inputs, memory_split_inputs
+from scheduling_opt.testing.knapsack import curves, mckp_inputs, memory_split_inputs, mmkp_inputs
 from scheduling_opt.testing.model import (
     GPU_CATALOG,
     KINDS,
@@ -123,6 +123,7 @@ __all__ = [
     "lease_inputs",
     "mckp_inputs",
     "memory_split_inputs",
+    "mmkp_inputs",
     "placement_inputs",
     "placements",
     "pooled_placement_instances",

@@ -44,6 +44,7 @@ _PACKAGES: dict[str, tuple[str | None, str]] = {
     "BatchSizeInput": ("batch-size", "scheduling_opt.batch_size"),
     "AllocationInput": ("allocation", "scheduling_opt.allocation"),
     "Mckp": ("mckp", "scheduling_opt.mckp"),
+    "Mmkp": ("mmkp", "scheduling_opt.mmkp"),
     "MemorySplitInput": ("memory-split", "scheduling_opt.memory_split"),
     "AntManState": (None, "scheduling_opt.policies.antman"),
     "EdlState": (None, "scheduling_opt.policies.edl"),

@@ -130,6 +130,24 @@ def _mckp(inp: Any) -> Instance:
     return Instance("mckp", data={"capacity": inp.capacity, "groups": groups})
 
 
+def _mmkp(inp: Any) -> Instance:
+    weights, values, offsets = inp.weights.tolist(), inp.values.tolist(), inp.offsets.tolist()
+    groups = [
+        [
+            {"weight": weights[i], "value": _number(values[i])}
+            for i in range(offsets[g], offsets[g + 1])
+        ]
+        for g in range(inp.n_groups)
+    ]
+    data = {
+        "resources": list(inp.resources),
+        "capacity": inp.capacity.tolist(),
+        "groups": groups,
+        "none": [_number(x) for x in inp.none.tolist()],
+    }
+    return Instance("mmkp", data=data)
+
+
 def _memory_split(inp: Any) -> Instance:
     gpu = {"memory_gb": inp.memory_gb, "guarantee_gb": inp.guarantee_gb, "chunk_gb": inp.chunk_gb}
     jobs = [
@@ -146,6 +164,7 @@ _WRITERS: dict[str, Callable[[Any], Instance]] = {
     "BatchSizeInput": _batch_size,
     "AllocationInput": _allocation,
     "Mckp": _mckp,
+    "Mmkp": _mmkp,
     "MemorySplitInput": _memory_split,
 }
 
@@ -157,7 +176,7 @@ def to_instance(problem_input: Any) -> Instance:
     ----------
     problem_input : Any
         A ``ReclaimInput``, ``PlacementInput``, ``LeaseInput``,
-        ``BatchSizeInput``, ``AllocationInput``, ``Mckp`` or
+        ``BatchSizeInput``, ``AllocationInput``, ``Mckp``, ``Mmkp`` or
         ``MemorySplitInput``.
 
     Returns

@@ -140,7 +140,7 @@ def _row(doc: dict[str, Any], draw: st.DrawFn) -> str | None:
 
 
 def _param(doc: dict[str, Any], draw: st.DrawFn) -> str | None:
-    if doc["problem"] in ("mckp", "memory-split"):
+    if doc["problem"] in ("mckp", "mmkp", "memory-split"):
         return None
     doc.setdefault("params", {})["speed_of_light"] = 1
     return "unknown parameter 'speed_of_light'"
@@ -157,6 +157,9 @@ def _problem_value(doc: dict[str, Any], draw: st.DrawFn) -> str | None:
     if name == "mckp":
         doc["capacity"] = -1
         return "capacity = -1"
+    if name == "mmkp":
+        doc["capacity"] = [-1] * len(doc["capacity"])
+        return "capacity[0] = -1"
     if name == "memory-split":
         doc["gpu"]["memory_gb"] = -1
         return "gpu.memory_gb = -1"

@@ -1,7 +1,9 @@
-"""Strategies for the knapsack-shaped problems: MCKP and AntMan's GPU-memory split.
+"""Strategies for the knapsack-shaped problems: MCKP, MMKP and AntMan's GPU-memory split.
 
 :func:`mckp_inputs` draws multiple-choice knapsacks with small integer
-weights and values (Aryl §5.2, Appendix D); :func:`memory_split_inputs`
+weights and values (Aryl §5.2, Appendix D); :func:`mmkp_inputs` the same
+with a weight and a capacity per resource (GPU type) and a ``none`` value
+per group (Sia §3.3); :func:`memory_split_inputs`
 draws opportunistic jobs sharing one GPU, with slowdown :func:`curves`
 (AntMan §3.3, Figure 10). Both are built with the typed constructors and
 shrink to empty groups and single jobs. Drawing is linear in the size.
@@ -13,8 +15,9 @@ from hypothesis import strategies as st
 
 from scheduling_opt.mckp import Mckp
 from scheduling_opt.memory_split import MemorySplitInput, OpportunisticJob
+from scheduling_opt.mmkp import Mmkp
 
-__all__ = ["curves", "mckp_inputs", "memory_split_inputs"]
+__all__ = ["curves", "mckp_inputs", "memory_split_inputs", "mmkp_inputs"]
 
 
 @st.composite
@@ -62,6 +65,56 @@ def mckp_inputs(
     )
     capacity = draw(st.integers(0, max(0, max_groups * max_weight)))
     return Mckp.from_groups([[(w, float(v)) for w, v in g] for g in groups], capacity)
+
+
+@st.composite
+def mmkp_inputs(
+    draw: st.DrawFn,
+    *,
+    max_groups: int = 4,
+    max_items: int = 3,
+    max_resources: int = 3,
+    max_weight: int = 10,
+    max_value: int = 100,
+) -> Mmkp:
+    """Multiple-choice knapsacks with a capacity per resource, integer weights and values.
+
+    Parameters
+    ----------
+    max_groups, max_items, max_resources : int, optional
+        Groups, items per group and resources at most (at least one resource).
+    max_weight, max_value : int, optional
+        The largest weight and value; ``none`` values lie in
+        ``-max_value..0`` (Sia's penalty for a job left out).
+
+    Returns
+    -------
+    SearchStrategy of Mmkp
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> inp = find(mmkp_inputs(), lambda m: m.n_resources == 2)
+    >>> inp.capacity.tolist(), inp.n_groups
+    ([0, 0], 0)
+
+    References
+    ----------
+    Sia (SOSP '23) §3.3.
+    """
+    r = draw(st.integers(1, max(1, max_resources)))
+    weight = st.tuples(*[st.integers(0, max_weight)] * r)
+    groups = draw(
+        st.lists(
+            st.lists(st.tuples(weight, st.integers(0, max_value)), max_size=max_items),
+            max_size=max_groups,
+        )
+    )
+    capacity = draw(st.tuples(*[st.integers(0, max(0, max_groups * max_weight))] * r))
+    none = draw(st.lists(st.integers(-max_value, 0), min_size=len(groups), max_size=len(groups)))
+    return Mmkp.from_groups(
+        [[(w, float(v)) for w, v in g] for g in groups], capacity, [float(x) for x in none]
+    )
 
 
 @st.composite

@@ -23,7 +23,7 @@ from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.placement import PlacementInput
 from scheduling_opt.reclaim import ReclaimInput
 from scheduling_opt.testing.documents import to_instance
-from scheduling_opt.testing.knapsack import mckp_inputs, memory_split_inputs
+from scheduling_opt.testing.knapsack import mckp_inputs, memory_split_inputs, mmkp_inputs
 from scheduling_opt.testing.model import clusters
 from scheduling_opt.testing.workload import fitting_jobs, jobs, placements, reward_steps
 
@@ -312,6 +312,7 @@ PROBLEMS: dict[str, Callable[..., st.SearchStrategy[Any]]] = {
     "lease": lease_inputs,
     "mckp": mckp_inputs,
     "memory-split": memory_split_inputs,
+    "mmkp": mmkp_inputs,
     "placement": placement_inputs,
     "reclaim": reclaim_inputs,
 }
@@ -330,7 +331,7 @@ def inputs(problem: str, **sizes: int) -> st.SearchStrategy[Any]:
     Parameters
     ----------
     problem : str
-        ``allocation``, ``batch-size``, ``lease``, ``mckp``, ``memory-split``,
+        ``allocation``, ``batch-size``, ``lease``, ``mckp``, ``memory-split``, ``mmkp``,
         ``placement`` or ``reclaim``.
     **sizes : int
         The sizing keywords of that problem's strategy (``max_jobs`` ...).

@@ -95,6 +95,7 @@ TOO_LARGE = {
     "batch-size": "g{}",
     "lease": "j{}",
     "mckp": "n{}",
+    "mmkp": "n{}",
     "memory-split": "n{}",
     "placement": "{}",
     "reclaim": "{}",

@@ -1,8 +1,11 @@
-"""AntMan in the simulator: upgrade, opportunistic eviction, sharing invariants, Fig. 13's shape.
+"""AntMan in the simulator under ``compute="constant"``: the model before the coordinator.
 
-Interference model of every hand computation (EngineParams' defaults, sim/sharing.py):
-on a shared GPU the opportunistic job runs at 1 - 0.43 = 0.57, the guarantee job at
-1 - 0.034 = 0.966. Times in minutes; the policy's utilization window is 10 s = 1/6.
+The engine's fixed pair (EngineParams' defaults, sim/sharing.py): on a shared GPU the
+opportunistic job runs at 1 - 0.43 = 0.57, the guarantee job at 1 - 0.034 = 0.966; one
+opportunistic job per GPU; no scaling costs (:data:`LEGACY`, the variant's settings).
+Upgrade, opportunistic eviction, sharing invariants, Fig. 13's shape. Times in minutes;
+the policy's utilization window is 10 s = 1/6. The coordinator's model has its own
+hand-computed schedules (test_antman_runtime.py).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from scheduling_opt.sim.sweep import RunConfig, run_config
 from tests.sim.helpers import by_id
 
 OPP, HOST = 0.57, 0.966
+#: The model before the local coordinator: the fixed pair, no scaling costs, no demotion.
+LEGACY: dict[str, object] = {"compute": "constant", "overheads": False, "demote_after": None}
 #: Table 1's ResNet-50 (30 GB at batch 360): nothing but 2 GB is left beside it.
 BIG = {"big": (30.0, "resnet")}
 
@@ -44,7 +49,7 @@ def test_demoted_job_is_upgraded_when_its_quota_frees() -> None:
         SimJob("a2", 0.0, 1, 20.0, tenant="A"),
         SimJob("a3", 23.0, 2, 1.0, tenant="A"),
     ]
-    policy = AntMan({"A": 2}, demote_after=5.0)
+    policy = AntMan({"A": 2}, **{**LEGACY, "demote_after": 5.0})  # type: ignore[arg-type]
     res = _run(jobs, policy, gpus=2)
     a1_end = 5.0 + 5.0 / HOST
     a2_end = a1_end + (20.0 - OPP * (a1_end - 5.0))
@@ -69,7 +74,7 @@ def test_opportunistic_job_is_evicted_when_a_guarantee_job_needs_its_memory() ->
         SimJob("b1", 0.0, 1, 10.0, tenant="B", model="big"),
         SimJob("a1", 2.0, 1, 3.0, tenant="A", model="big"),
     ]
-    policy = AntMan({"A": 1}, memory=BIG)
+    policy = AntMan({"A": 1}, memory=BIG, **LEGACY)  # type: ignore[arg-type]
     res = _run(jobs, policy)
     assert res["b1"] == (0.0, pytest.approx(13.0), 1)
     assert res["a1"] == (2.0, pytest.approx(5.0), 0)
@@ -81,7 +86,7 @@ def test_opportunistic_job_that_fits_keeps_running_beside_the_guarantee_job() ->
     # shares from 2 at 0.57 and a1 runs at 0.966: a1 ends at 2 + 3 / 0.966 =
     # 5.10559; b1 did 2 + 0.57 x 3.10559 = 3.77019, the rest alone -> 11.33540.
     jobs = [SimJob("b1", 0.0, 1, 10.0, tenant="B"), SimJob("a1", 2.0, 1, 3.0, tenant="A")]
-    res = _run(jobs, AntMan({"A": 1}))
+    res = _run(jobs, AntMan({"A": 1}, **LEGACY))  # type: ignore[arg-type]
     a1_end = 2.0 + 3.0 / HOST
     assert res["a1"] == (2.0, pytest.approx(a1_end), 0)
     b1_left = 10.0 - 2.0 - OPP * (a1_end - 2.0)
@@ -93,7 +98,7 @@ class Checked(AntMan):
     """AntMan that checks the engine's sharing invariants at every call."""
 
     def __init__(self, quotas: dict[str, int]) -> None:
-        super().__init__(quotas)
+        super().__init__(quotas, **LEGACY)  # type: ignore[arg-type]
         self.calls = 0
         self.shared_seen = 0
 
@@ -140,6 +145,12 @@ def test_sharing_invariants_hold_on_a_synthetic_fig13_mix() -> None:
     assert m["jobs"] == 150
 
 
+def test_legacy_settings_name_the_variant_in_the_paper_set() -> None:
+    # The reproduction's named variant runs with exactly these settings.
+    variant = next(p for p in PAPERS["antman"].policies if p.name == "antman-constants")
+    assert {k: v for k, v in variant.params if k != "quotas"} == LEGACY
+
+
 def test_antman_is_deterministic() -> None:
     spec = PAPERS["antman"].quick_spec
     cfg = RunConfig(
@@ -153,15 +164,18 @@ def test_antman_is_deterministic() -> None:
     assert a.output.end == b.output.end
 
 
+@pytest.mark.slow
 def test_fig13_quick_mix_antman_avg_jct_below_yarn_cs_over_the_seeds() -> None:
     # The direction of Fig. 13a's average JCT on the --quick mix at its load
     # (1.25 of the 64 GPUs), averaged over its seeds as the report does.
-    configs = [c for c in PAPERS["antman"].configs(quick=True) if c.policy in ("antman", "yarn-cs")]
+    names = ("antman", "antman-constants", "yarn-cs")
+    configs = [c for c in PAPERS["antman"].configs(quick=True) if c.name in names]
     jct: dict[str, list[float]] = {}
     for c in configs:
-        jct.setdefault(c.policy, []).append(run_config(c).metrics["jct_mean"])
-    assert len(jct["antman"]) == len(jct["yarn-cs"]) == PAPERS["antman"].seeds
+        jct.setdefault(c.name, []).append(run_config(c).metrics["jct_mean"])
+    assert [len(jct[n]) for n in names] == [PAPERS["antman"].seeds] * 3
     assert sum(jct["antman"]) < sum(jct["yarn-cs"])
+    assert sum(jct["antman-constants"]) < sum(jct["yarn-cs"])
 
 
 def test_engine_defaults_are_the_papers_measurements() -> None:

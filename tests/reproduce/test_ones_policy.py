@@ -11,7 +11,8 @@ from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.reproduce.papers import PAPERS
 from scheduling_opt.sim import ClusterSpec, Decision, PolicyError, SimJob, View, Workload, simulate
 from scheduling_opt.sim.ones_workload import OnesSpec, generate, job_model
-from scheduling_opt.sim.policies.ones.policy import FixedBatch, Ones, place
+from scheduling_opt.sim.policies.ones.fixed import FixedBatch
+from scheduling_opt.sim.policies.ones.policy import Ones, place
 from scheduling_opt.sim.registry import make_policy
 from scheduling_opt.sim.results import summarize
 
@@ -86,6 +87,10 @@ def test_rate_of_a_job_not_yet_submitted_is_refused() -> None:
 
 # ---------------------------------------------------------------- a hand-checked round
 
+#: The policy before ONES' system mechanisms: a deployment at every event and
+#: 60-s tick, the task's prior for beta, free batch changes.
+BEFORE: dict[str, object] = {"update": "event", "progress": "prior", "change_cost": 0.0}
+
 
 def _x(overhead: float, per_sample: float, comm: float, batch: int, gpus: int) -> float:
     """Samples/s of the analytic model on one server (written out, not the library's)."""
@@ -132,7 +137,7 @@ def test_round_after_warm_up_splits_the_server_two_and_two(method: str) -> None:
                 seen[view.now] = now
             return d
 
-    policy = Spy(method=method, generations=20)
+    policy = Spy(method=method, generations=20, **BEFORE)  # type: ignore[arg-type]
     simulate(w, ClusterSpec.uniform(1, 4), policy)
     assert seen[0.0] == {0: 1, 1: 1}  # warm-up: one GPU each
     assert seen[60.0] == {0: best[0], 1: best[1]}
@@ -157,7 +162,7 @@ def test_rates_follow_the_throughput_of_the_chosen_batch() -> None:
                 speeds.append((view.now, sum(g for _, g in s.placement), s.speed))
             return super().decide(view)
 
-    simulate(w, ClusterSpec.uniform(1, 4), Spy(generations=5))
+    simulate(w, ClusterSpec.uniform(1, 4), Spy(generations=5, **BEFORE))  # type: ignore[arg-type]
     at120 = [s for s in speeds if s[0] == 120.0]
     want = _x(0.01, 0.0004, 0.01, 128, 3) / _x(0.01, 0.0004, 0.01, 128, 1)
     assert at120[0][1] == 3
@@ -223,6 +228,15 @@ def test_paper_set_drops_the_first_five_percent_on_64_gpus() -> None:
     exact = {(c.policy, c.workload.density) for c in judged if c.policy == "ones-exact"}
     assert exact == {("ones-exact", 3.5)}
     assert not [c for c in PAPERS["ones"].configs(quick=True) if c.policy == "ones-exact"]
+    # The policy without ONES' system mechanisms: at the judged rate, in full mode only;
+    # the idle-GPU fill everywhere, --quick included.
+    before = {c.workload.density for c in judged if c.label == "ones-before"}
+    assert before == {3.5}
+    quick = PAPERS["ones"].configs(quick=True)
+    assert not [c for c in quick if c.label == "ones-before"]
+    fill = [c for c in quick if c.label == "ones-fill"]
+    assert fill
+    assert {dict(c.policy_params)["update"] for c in fill} == {"epoch-fill"}
 
 
 # ---------------------------------------------------------------- shape

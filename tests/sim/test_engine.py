@@ -117,6 +117,67 @@ def test_resize_reschedules_the_completion() -> None:
     assert out.gpu_time[0] == pytest.approx(4 * 2 + 8 * 4)
 
 
+def test_stall_holds_the_gpus_without_progress() -> None:
+    """Work 10 on one GPU from 0; at t=4 a stall of 1.5: 6 left after 5.5, end 11.5.
+
+    The GPU time counts the stall (the job holds its GPU): 11.5.
+    """
+    w = Workload.of([job(0, 0, 1, 10)], "t")
+    plan = {
+        0.0: Decision(starts=((0, ((0, 1),)),), wake_at=4.0),
+        4.0: Decision(stall=((0, 1.5),)),
+    }
+    out = simulate(w, ClusterSpec.uniform(1, 1), Scripted(plan))
+    assert out.end == (11.5,)
+    assert out.gpu_time == (11.5,)
+    assert out.preemptions == (0,)
+
+
+def test_stall_after_a_resize_follows_its_restart_cost() -> None:
+    """Elastic 1..2 GPUs, work 10 at 1 GPU (linear); restart cost 2.
+
+    t=0..4 on 1 GPU: 4 done. t=4: resized to 2 GPUs (speed 2) and stalled 1:
+    the restart stall ends at 6, the decision's at 7; 6 left at speed 2: end 10.
+    A stall of 0 changes nothing: same end as without it.
+    """
+    from scheduling_opt.sim import SimJob
+
+    w = Workload.of([SimJob("0", 0.0, 1, 10.0, min_gpus=1, max_gpus=2)], "t")
+    c = ClusterSpec.uniform(1, 2)
+    params = EngineParams(restart_cost=2.0)
+
+    def plan(seconds: float) -> dict[float, Decision]:
+        return {
+            0.0: Decision(starts=((0, ((0, 1),)),), wake_at=4.0),
+            4.0: Decision(resize=((0, ((0, 2),)),), stall=((0, seconds),)),
+        }
+
+    assert simulate(w, c, Scripted(plan(1.0)), params=params).end == (10.0,)
+    assert simulate(w, c, Scripted(plan(0.0)), params=params).end == (9.0,)
+
+
+@pytest.mark.parametrize(
+    ("decision", "message"),
+    [
+        (Decision(stall=((0, 1.0),)), "stalled but not running"),
+        (
+            Decision(starts=((0, ((0, 4), (1, 4))),), stall=((0, -1.0),)),
+            "is not a time >= 0 on the clock",
+        ),
+        (
+            Decision(starts=((0, ((0, 4), (1, 4))),), stall=((0, float("nan")),)),
+            "is not a time >= 0 on the clock",
+        ),
+        (Decision(starts=((0, ((0, 4), (1, 4))),), stall=((0, 1.0), (0, 1.0))), "given twice"),
+        (Decision(stall=((9, 1.0),)), "stall: no job with index 9"),
+    ],
+)
+def test_bad_stalls_fail_loudly(decision: Decision, message: str) -> None:
+    w = Workload.of([job(0, 0, 8, 10), job(1, 5, 8, 10)], "t")
+    with pytest.raises(PolicyError, match=message):
+        simulate(w, ClusterSpec.uniform(2, 4), Scripted({0.0: decision}))
+
+
 @pytest.mark.parametrize(
     ("decision", "message"),
     [

@@ -60,8 +60,19 @@ class Audited:
     def __init__(self, inner: Policy) -> None:
         self.inner = inner
         self.name = inner.name
+        # The optional parts the engine reads (sim/protocol.py): the run must be the policy's.
+        for part in ("interference", "guests_per_gpu", "period"):
+            if hasattr(inner, part):
+                setattr(self, part, getattr(inner, part))
 
     def decide(self, view: View) -> Decision:
+        stacked = getattr(self, "guests_per_gpu", 1)
+        guests: dict[tuple[int, int], int] = {}
+        for st_ in view.running.values():
+            if st_.opportunistic:
+                for g in st_.gpus:
+                    guests[g] = guests.get(g, 0) + 1
+        assert all(n <= stacked for n in guests.values())  # at most k guests per GPU
         used = [0] * len(view.capacity)
         for st_ in view.running.values():
             if st_.opportunistic:  # the GPUs' second slot: not in the free map
@@ -80,10 +91,45 @@ class Audited:
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_invariants(name: str, data: st.DataObject) -> None:
-    jobs = data.draw(_jobs(name))
+    _check(name, _params(name), data.draw(_jobs(name)))
+
+
+#: ONES' system mechanisms off their defaults (the defaults run above): the
+#: update at every event, the prior, no change cost (the policy before them),
+#: the convergence option, a large change cost on a tiny history, idle GPUs
+#: filled between updates, and a restart cost under the stalls.
+ONES_PATHS = (
+    ("ones", (("update", "event"), ("progress", "prior"), ("change_cost", 0.0)), 0.0),
+    ("ones", (("epoch_limit", 1.0), ("epoch_growth", 0.5)), 0.0),
+    ("ones", (("change_cost", 5.0), ("history", 8), ("sigma", 0.0)), 3.0),
+    ("ones-exact", (("epoch_limit", 2.0), ("update", "event")), 0.0),
+    ("ones", (("update", "epoch-fill"), ("epoch_limit", 1.0)), 2.0),
+    ("fixed-batch", (("update", "event"),), 0.0),
+    ("fixed-batch", (("update", "epoch-fill"),), 2.0),
+    ("fixed-batch", (("progress", "prior"),), 3.0),
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "restart"),
+    # The search's runs take seconds: in the full suite (the hand-computed
+    # schedules of tests/reproduce/test_ones_system.py stay in the default run).
+    [pytest.param(*p, marks=pytest.mark.slow) if p[0] in HEAVY else p for p in ONES_PATHS],
+)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_invariants_on_ones_system_paths(
+    name: str, params: tuple[tuple[str, object], ...], restart: float, data: st.DataObject
+) -> None:
+    _check(name, dict(params), data.draw(_jobs(name)), EngineParams(restart_cost=restart))
+
+
+def _check(
+    name: str, params: dict[str, object], jobs: list[SimJob], engine: EngineParams | None = None
+) -> None:
     w = Workload.of(jobs, "h")
     c = ClusterSpec.uniform(SERVERS, GPUS)
-    out = simulate(w, c, Audited(make_policy(name, w, c, _params(name))))
+    out = simulate(w, c, Audited(make_policy(name, w, c, params)), params=engine or EngineParams())
     for j, start, end, gt in zip(out.jobs, out.first_start, out.end, out.gpu_time, strict=True):
         assert j.submit <= start <= end  # completed once, after its submission
         if name not in ONES:  # a larger batch runs faster than the submitted one

@@ -1,7 +1,8 @@
 """The papers' sets by name: each paper's policies, workloads and claims (one module each).
 
 - :mod:`.paper_set`: the types (:class:`PaperSet`, :class:`Claim`,
-  :class:`PolicyRun`, :class:`Sweep`, :class:`LoadTarget`);
+  :class:`PolicyRun`, :class:`Sweep`, :class:`LoadTarget`; a microbenchmark's
+  :class:`Scenario`, :class:`Measure`, :class:`JobTimes`);
 - :mod:`.edl`, :mod:`.chronus`, :mod:`.antman`, :mod:`.ones`, :mod:`.aryl`:
   one paper's set each.
 """
@@ -17,10 +18,13 @@ from scheduling_opt.reproduce.papers.ones import ONES
 from scheduling_opt.reproduce.papers.paper_set import (
     TRACE_FILES,
     Claim,
+    JobTimes,
     Kind,
     LoadTarget,
+    Measure,
     PaperSet,
     PolicyRun,
+    Scenario,
     Sweep,
 )
 from scheduling_opt.suggest import did_you_mean
@@ -50,10 +54,13 @@ __all__ = [
     "PAPERS",
     "TRACE_FILES",
     "Claim",
+    "JobTimes",
     "Kind",
     "LoadTarget",
+    "Measure",
     "PaperSet",
     "PolicyRun",
+    "Scenario",
     "Sweep",
     "paper",
 ]

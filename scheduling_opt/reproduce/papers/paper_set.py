@@ -4,14 +4,17 @@ A :class:`PaperSet` names the policies (registry names with parameters), the
 full workloads (the Chronus-Philly traces by path, used only when present)
 and the ``--quick`` workload (the bundled excerpt), the cluster, and the
 paper's headline numbers as :class:`Claim` objects, each of which knows how
-to compute our number from the runs' metrics. Each paper's set is a module
-of :mod:`scheduling_opt.reproduce.papers`.
+to compute our number from the runs' metrics. A set may also hold
+microbenchmarks (:class:`Scenario`: a few jobs on one server, each policy
+run once, claims on the jobs' times, :class:`Measure`). Each paper's set is
+a module of :mod:`scheduling_opt.reproduce.papers`.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +28,7 @@ from scheduling_opt.reproduce.workloads import (
 )
 from scheduling_opt.sim.registry import policy_spec
 from scheduling_opt.sim.sweep import RunConfig
+from scheduling_opt.sim.workload import SimJob
 
 #: The Chronus-Philly workloads by file stem (P_SLO, P_MIX1, P_MIX2).
 TRACE_FILES = {
@@ -264,6 +268,75 @@ class Sweep:
 
 
 @dataclass(frozen=True, slots=True)
+class JobTimes:
+    """One microbenchmark run's jobs by id: submission, first start, end, work, progress.
+
+    ``progress``: each job's ``(time, work done)`` at every policy call while
+    it ran (a call comes at every completion, so a job's progress at another
+    job's end is exact).
+
+    Examples
+    --------
+    >>> t = JobTimes({"a": 0.0}, {"a": 0.0}, {"a": 12.5}, {"a": 10.0}, {"a": ((1.0, 0.0), (6.0, 4.0))})
+    >>> t.jct("a"), t.slowdown("a"), t.done("a", 7.0)
+    (12.5, 25.0, 4.0)
+    """
+
+    submit: Mapping[str, float]
+    start: Mapping[str, float]
+    end: Mapping[str, float]
+    work: Mapping[str, float]
+    progress: Mapping[str, tuple[tuple[float, float], ...]]
+
+    def jct(self, job: str) -> float:
+        """End minus submission."""
+        return self.end[job] - self.submit[job]
+
+    def slowdown(self, job: str) -> float:
+        """Percent by which its JCT exceeds its work (its time alone, started at once)."""
+        return 100.0 * (self.jct(job) / self.work[job] - 1.0)
+
+    def done(self, job: str, at: float) -> float:
+        """Work done by the last call at or before ``at`` (0 before its first)."""
+        samples = self.progress.get(job, ())
+        k = bisect.bisect_right([t for t, _ in samples], at)
+        return samples[k - 1][1] if k else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """A number of one microbenchmark run: ``name`` (a claim's metric) from its :class:`JobTimes`."""
+
+    name: str
+    fn: Callable[[JobTimes], float]
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A paper's microbenchmark: a few jobs on one server, each policy run once.
+
+    ``runs``: the policies (``PolicyRun``, each label a column); ``measures``:
+    the numbers taken from each run (:class:`Measure`); ``claims``: the
+    paper's numbers as :class:`Claim` objects over those measures (their
+    ``baseline`` and ``policy`` are run labels); ``table``: the paper's
+    per-job numbers to print beside ours, ``(run label, job id, as printed)``.
+    Run by :mod:`scheduling_opt.reproduce.microbench` in every mode
+    (milliseconds each).
+    """
+
+    name: str
+    source: str
+    setup: str
+    differences: str
+    jobs: tuple[SimJob, ...]
+    gpus: int
+    runs: tuple[PolicyRun, ...]
+    measures: tuple[Measure, ...]
+    claims: tuple[Claim, ...]
+    table: tuple[tuple[str, str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class PaperSet:
     """A paper's policies, workloads, cluster and published numbers."""
 
@@ -296,6 +369,8 @@ class PaperSet:
     quick_sizes: tuple[int, int] | None = None
     #: The load axis (None: each workload at density 1 only).
     sweep: Sweep | None = None
+    #: The paper's microbenchmarks (run in every mode: a few jobs each).
+    scenarios: tuple[Scenario, ...] = ()
 
     @property
     def needs_traces(self) -> bool:

@@ -1,4 +1,4 @@
-"""AntMan in the simulator: an adapter to ``antman_step``, the memory split and GPU sharing.
+"""AntMan in the simulator: ``antman_step`` over the engine's shared GPUs and its local coordinator.
 
 At every call the unfinished jobs (pending and running, in workload order)
 become an :class:`~scheduling_opt.policies.antman.AntManState`: the tenant
@@ -6,132 +6,107 @@ of a job is ``SimJob.tenant`` (the trace's user, a virtual cluster), its
 class is AntMan's default (resource-guarantee when its tenant has a quota,
 else opportunistic; opportunistic too when it asks more GPUs than the whole
 quota, which it could never get), running exclusive jobs are guarantee jobs, running
-jobs in the engine's opportunistic slot (``Decision.share``) are
+jobs in the engine's opportunistic slots (``Decision.share``) are
 opportunistic jobs, and the reservations are the previous step's.
-:func:`~scheduling_opt.policies.antman.antman_step` decides; its launches
-become exclusive starts on the exact GPUs it chose (``Decision.gpus``), its
-opportunistic starts become ``share`` starts, its upgrades ``upgrade``.
-AntMan (OSDI '20) §3.2, §3.3 (Algorithm 1, job upgrade), §5.2.
+:func:`~scheduling_opt.policies.antman.antman_step` decides (job upgrade,
+Algorithm 1, demotion of guarantee jobs waiting over ``demote_after``);
+its launches become exclusive starts on the exact GPUs it chose
+(``Decision.gpus``), its opportunistic starts ``share`` starts, its
+upgrades ``upgrade``. AntMan (OSDI '20) §3.2, §3.3 (Algorithm 1, job
+upgrade, demotion), §5.
 
-GPU utilization (the trace has none; AntMan's M = 80% test needs it): a GPU
-of a running exclusive job is at :data:`HOT` (0.9) for a stable 10% of jobs
-(a hash of the id: AntMan Fig. 1, "only 10% of the GPUs achieve higher than
-80% GPU utilization") and :data:`WARM` (0.5) for the others; a GPU holding
-an opportunistic job counts as full (1.0), since the engine allows one
-opportunistic job per GPU; an idle GPU is at 0.
+The local coordinator (:mod:`.coordinator`) then runs the GPUs: memory per
+job from its model's profile over its life (:mod:`.profiles`), shrunk to
+make room for a guarantee job and grown back when it leaves, with the rest
+of its tensors in host memory at its Fig. 10 slowdown, each shrink or
+growth a stall of its measured cost (§3.1.1, §5.1); GpuOpManager's compute
+control (§3.1.2): opportunistic jobs share the SM time the guarantee job
+leaves idle; up to ``guests_per_gpu`` opportunistic jobs on one GPU where
+memory allows (§3.3). The speeds go to the engine as ``Decision.rate``
+factors (the engine's own interference is off: :attr:`AntMan.interference`
+is (0, 0)); ``compute="constant"`` keeps the engine's fixed pair instead
+(0.57 / 0.966, sim/sharing.py) and one opportunistic job per GPU, the model
+before the coordinator was built. An opportunistic start that does not fit
+in memory is dropped (the job waits); one that would put a GPU's load at or
+above M, or find its slots full, waits for the retry 10 s later;
+opportunistic jobs whose minimum no longer fits beside a guarantee job are
+preempted (the coordinator cannot shrink them further).
 
-GPU memory (the trace has none either): a job's peak per GPU and its
-Figure 10 slowdown curve come from its model (:data:`MEMORY`, numbers the
-paper reports: Fig. 11b VGG16 17 GB, Inception3 16 GB, GoogleNet 4 GB;
-Fig. 11a ResNet-50 17.6 GB; Table 1 GCN 3.5 GB), on 32 GB V100s. Where an
-opportunistic job shares a GPU with a guarantee job, the memory split
-(:func:`scheduling_opt.memory_split.exact`, the guarantee job keeping its
-whole peak) decides whether it fits (infeasible: its persistent model does
-not fit) and its speed with the memory left (the slowest of its GPUs, a
-synchronous job), which becomes its ``Decision.rate`` factor; the engine's
-interference model multiplies in AntMan's compute sharing (sim/sharing.py).
-An opportunistic start that does not fit is dropped (the job waits); an
-opportunistic job that no longer fits beside a guarantee job launched on
-its GPU is preempted (AntMan's local coordinator could shrink it no further).
+GPU utilization (Algorithm 1's M test): a GPU's load is its guarantee
+job's SM plus what the opportunistic jobs use of the rest; a job's SM is
+its profile's, else the trace's rule (:func:`~.profiles.utilization`: 0.9
+for a stable 10% of jobs, AntMan Fig. 1, else 0.5). Under
+``compute="constant"`` a GPU holding an opportunistic job counts as full.
 
-Complexity per call: building the state, O(J + G) for J unfinished jobs
-and G GPUs; one ``antman_step`` (O(J + G) plus the work of the jobs that can
-take GPUs, see :mod:`scheduling_opt.policies.antman.step`); O(G) for the
-translation.
+Complexity per call: O(J + G) to build the state and the layout for J
+unfinished jobs and G GPUs; one ``antman_step`` (see
+:mod:`scheduling_opt.policies.antman.step`); the coordinator over the GPUs
+holding opportunistic jobs (:mod:`.coordinator`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Mapping
 
-from scheduling_opt.memory_split import PRESETS, MemorySplitInput, OpportunisticJob, exact
 from scheduling_opt.model import Cluster, GpuType, Job, JobClass, Server
-from scheduling_opt.policies.antman import (
-    AntManDecision,
-    AntManParams,
-    AntManState,
-    antman_step,
+from scheduling_opt.policies.antman import AntManParams, AntManState, antman_step
+from scheduling_opt.sim.cluster import ClusterSpec
+from scheduling_opt.sim.policies.antman import DEMOTE_AFTER, GUARANTEE_SLOWDOWN, GUESTS_PER_GPU
+from scheduling_opt.sim.policies.antman.coordinator import (
+    Compute,
+    Coordinator,
+    Need,
+    Scaling,
+    Split,
 )
-from scheduling_opt.sim.cluster import ClusterSpec, Placement
+from scheduling_opt.sim.policies.antman.profiles import (
+    GPU_MEMORY_GB,
+    HOT,
+    PROFILES,
+    WARM,
+    ModelProfile,
+    as_profile,
+    profile_of,
+    profiles,
+    utilization,
+)
+from scheduling_opt.sim.policies.antman.translate import Layout, translate
 from scheduling_opt.sim.protocol import Decision, JobView, View
-from scheduling_opt.solution import Status
 
-#: Utilization of a GPU under a busy (10% of jobs) or an ordinary guarantee job.
-HOT, WARM = 0.9, 0.5
-#: Model -> (peak GB per GPU, Figure 10 curve preset); other models: ``DEFAULT_MEMORY``.
+#: Model -> (peak GB per GPU, Figure 10 curve preset): the profiles' memory (Gandiva's table).
 MEMORY: dict[str, tuple[float, str]] = {
-    "vgg16": (17.0, "vgg"),
-    "inception_v3": (16.0, "resnet"),
-    "resnet101": (17.6, "resnet"),
-    "resnet50": (17.6, "resnet"),
-    "alexnet": (4.0, "vgg"),
-    "mobilenet_v2": (3.5, "sr"),
+    m: (p.peak_gb, p.curve) for m, p in PROFILES.items() if isinstance(p.curve, str)
 }
-DEFAULT_MEMORY = (8.0, "vgg")
-#: V100 memory (AntMan §5: 32 GB) and the split's chunk.
-GPU_MEMORY_GB, CHUNK_GB = 32.0, 0.5
+
+__all__ = [
+    "DEMOTE_AFTER",
+    "GPU_MEMORY_GB",
+    "GUARANTEE_SLOWDOWN",
+    "GUESTS_PER_GPU",
+    "HOT",
+    "MEMORY",
+    "WARM",
+    "AntMan",
+    "memory_of",
+    "utilization",
+]
 
 Gpu = tuple[str, int]
 
 
-def _unit(job_id: str) -> float:
-    """A stable number in [0, 1) from a job id (no RNG: the same under every seed)."""
-    return int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:8], "big") / 2**64
-
-
-def utilization(job_id: str) -> float:
-    """The GPU utilization of a guarantee job's GPUs (see the module docstring).
-
-    Examples
-    --------
-    >>> sorted({utilization(str(i)) for i in range(100)})
-    [0.5, 0.9]
-    """
-    return HOT if _unit(job_id) < 0.1 else WARM
-
-
-def memory_of(
-    model: str | None, table: Mapping[str, tuple[float, str]] = MEMORY
-) -> tuple[float, str]:
-    """Peak GB per GPU and curve preset of ``model`` in ``table``.
+def memory_of(model: str | None, table: Mapping[str, object] = MEMORY) -> tuple[float, object]:
+    """Peak GB per GPU and curve of ``model`` in ``table`` (``(GB, preset)`` or profiles).
 
     Examples
     --------
     >>> memory_of("vgg16"), memory_of(None)
     ((17.0, 'vgg'), (8.0, 'vgg'))
     """
-    return table.get(model or "", DEFAULT_MEMORY)
-
-
-def split_speed(
-    host_model: str | None,
-    guest_model: str | None,
-    table: Mapping[str, tuple[float, str]] = MEMORY,
-) -> float | None:
-    """Speed of a guest beside a host on one GPU by the memory split; None: does not fit.
-
-    Examples
-    --------
-    >>> split_speed("alexnet", "vgg16")  # 28 GB left for a 17 GB peak
-    1.0
-    >>> round(split_speed("resnet101", "resnet101"), 3)  # 28 chunks = 14 of 17.6 GB
-    0.343
-    """
-    host_gb = memory_of(host_model, table)[0]
-    peak, preset = memory_of(guest_model, table)
-    inp = MemorySplitInput(
-        GPU_MEMORY_GB,
-        (OpportunisticJob("guest", peak, PRESETS[preset]),),
-        guarantee_gb=host_gb,
-        chunk_gb=CHUNK_GB,
-    )
-    sol = exact(inp)
-    if sol.status is Status.INFEASIBLE or sol.decision is None:
-        return None
-    return float(sol.decision.speed["guest"])
+    entry = table.get(model or "")
+    p = profile_of(None, PROFILES) if entry is None else as_profile(entry)
+    return p.peak_gb, p.curve
 
 
 def _library_job(st: JobView, quota: int) -> Job:
@@ -153,7 +128,7 @@ def _library_job(st: JobView, quota: int) -> Job:
 
 
 class AntMan:
-    """AntMan's global scheduler with memory split and GPU sharing.
+    """AntMan's global scheduler and local coordinator over the engine's GPU sharing.
 
     Parameters
     ----------
@@ -164,13 +139,31 @@ class AntMan:
         AntMan's M (§3.3: 0.8).
     demote_after : float or None
         A guarantee job waiting longer than this (trace time units) runs as
-        opportunistic and may be upgraded later (None: never; the paper's
-        trace experiment fixes the classes by tenant).
+        opportunistic and may be upgraded later (§3.3; None: never).
     unit_seconds : float
         Seconds per time unit of the trace (60 for minutes): the 10-second
-        utilization window after a launch before its GPUs take opportunistic jobs.
-    memory : Mapping[str, tuple[float, str]], optional
-        Model -> (peak GB per GPU, Figure 10 preset); default :data:`MEMORY`.
+        utilization window, the profiles' seconds and the scaling costs.
+    memory : Mapping[str, ModelProfile or (float, str)], optional
+        Model -> profile (or ``(peak GB, Figure 10 preset)``), over the
+        default table :data:`~.profiles.PROFILES`.
+    compute : {"gpuopmanager", "constant"}
+        GpuOpManager's idle-share control (default), or the engine's fixed
+        pair with one opportunistic job per GPU (the model kept for comparison).
+    guarantee_slowdown : float
+        The guarantee job's residual slowdown beside running opportunistic
+        jobs under GpuOpManager (§5.1: 3.4%).
+    guests_per_gpu : int
+        Opportunistic jobs one GPU may hold where memory allows (under
+        ``compute="constant"``: 1).
+    scaling : {"dynamic", "static"}
+        AntMan's dynamic memory scaling, or §5.1's UMem: universal memory
+        with each job's limit fixed at its start.
+    overheads : bool
+        Charge the shrink (17 ms) and growth (the profile's, 115 ms for
+        ResNet-50) of a job's memory as stalls.
+    split : {"greedy", "exact"}
+        How a GPU's spare memory is split among its opportunistic jobs:
+        AntMan's trial-and-error greedy or the exact DP (memory-split).
 
     Examples
     --------
@@ -178,14 +171,15 @@ class AntMan:
     >>> w = Workload.of([SimJob("a", 0.0, 1, 10.0, tenant="A"),
     ...                  SimJob("b", 0.0, 1, 10.0, tenant="B")], "demo")
     >>> out = simulate(w, ClusterSpec.uniform(1, 1), AntMan({"A": 1}))
-    >>> # a starts at 0; b shares its GPU after the 10 s window (1/6 min), a
-    >>> # then at 0.966 (ends 1/6 + (10 - 1/6) / 0.966), b at 0.57, then alone.
+    >>> # a starts at 0 at SM 0.5; b shares its GPU after the 10 s window
+    >>> # (1/6 min) and gets the idle half, all it uses: b at 1 ends at 10 + 1/6,
+    >>> # a at 20.1 / 20.8 meanwhile (9.830 done), then alone.
     >>> [round(e, 3) for e in out.end]
-    [10.346, 14.544]
+    [10.337, 10.167]
 
     References
     ----------
-    AntMan (OSDI '20) §3.2, §3.3, §5.2.
+    AntMan (OSDI '20) §3.1-§3.3, §5.1, §5.2.
     """
 
     name = "antman"
@@ -195,21 +189,48 @@ class AntMan:
         quotas: Mapping[str, int],
         *,
         max_utilization: float = 0.8,
-        demote_after: float | None = None,
+        demote_after: float | None = DEMOTE_AFTER,
         unit_seconds: float = 60.0,
-        memory: Mapping[str, tuple[float, str]] | None = None,
+        memory: Mapping[str, object] | None = None,
+        compute: Compute = "gpuopmanager",
+        guarantee_slowdown: float = GUARANTEE_SLOWDOWN,
+        guests_per_gpu: int = GUESTS_PER_GPU,
+        scaling: Scaling = "dynamic",
+        overheads: bool = True,
+        split: Split = "greedy",
     ) -> None:
         if not unit_seconds > 0:
             raise ValueError(f"unit_seconds must be > 0, got {unit_seconds!r}")
+        if compute not in ("gpuopmanager", "constant"):
+            raise ValueError(f"compute must be gpuopmanager or constant, got {compute!r}")
+        if scaling not in ("dynamic", "static"):
+            raise ValueError(f"scaling must be dynamic or static, got {scaling!r}")
+        if split not in ("greedy", "exact"):
+            raise ValueError(f"split must be greedy or exact, got {split!r}")
+        if not 0.0 <= guarantee_slowdown < 1.0:
+            raise ValueError(f"guarantee_slowdown must be in [0, 1), got {guarantee_slowdown!r}")
+        self.unit_seconds = unit_seconds
         self.window = 10.0 / unit_seconds
-        self.memory = dict(MEMORY if memory is None else memory)
+        self.profiles: dict[str, ModelProfile] = profiles(memory)
         self.quotas = {str(t): int(q) for t, q in quotas.items()}
         self.params = AntManParams(max_utilization=max_utilization, demote_after=demote_after)
+        self.compute = compute
+        self.scaling = scaling
+        self.guests_per_gpu = 1 if compute == "constant" else int(guests_per_gpu)
+        if compute == "gpuopmanager":
+            # The engine's pair off: every shared job's speed is set here (Interfering).
+            self.interference = (0.0, 0.0)
+        self.coordinator = Coordinator(
+            compute=compute,
+            scaling=scaling,
+            split=split,
+            residual=guarantee_slowdown,
+            overheads=overheads,
+        )
         self.cluster: Cluster | None = None
         self.jobs: dict[int, Job] = {}
         self.reserved: dict[str, tuple[Gpu, ...]] = {}
-        self.speeds: dict[tuple[str | None, str | None], float | None] = {}
-        self.utils: dict[str, float] = {}
+        self.sms: dict[str, float] = {}
         self.counters = dict.fromkeys(
             (
                 "steps",
@@ -218,17 +239,21 @@ class AntMan:
                 "shared_launches",
                 "opportunistic_starts",
                 "shared_starts",
+                "stacked_starts",
                 "upgrades",
                 "demotions",
                 "memory_refused",
                 "memory_evictions",
                 "slot_conflicts",
+                "shrinks",
+                "growths",
+                "stall_seconds",
             ),
             0.0,
         )
 
     def stats(self) -> dict[str, float]:
-        """Counters of the run: steps and their seconds, starts by kind, upgrades, memory rule."""
+        """Counters: steps and their seconds, starts by kind, upgrades, memory rule, scaling."""
         return dict(self.counters)
 
     def _cluster(self, spec: ClusterSpec) -> Cluster:
@@ -239,19 +264,23 @@ class AntMan:
             )
         return self.cluster
 
-    def _utilization(self, job_id: str) -> float:
-        # A hash per running job per event was a fifth of a Philly-scale run.
-        if job_id not in self.utils:
-            self.utils[job_id] = utilization(job_id)
-        return self.utils[job_id]
+    def need(self, st: JobView, now: float) -> Need:
+        """What job ``st`` asks of each GPU now: its profile at its progress."""
+        p = profile_of(st.job.model, self.profiles)
+        gb, sm, _ = p.at(st.attained(now) * self.unit_seconds) if p.phases else (p.peak_gb, p.sm, 0)
+        if sm is None:
+            job_id = st.job.id
+            if job_id not in self.sms:  # a hash per job per event was a fifth of a Philly run
+                self.sms[job_id] = utilization(job_id)
+            sm = self.sms[job_id]
+        return Need(gb, p.points, sm, p.grow_seconds)
 
-    def _speed(self, host: str | None, guest: str | None) -> float | None:
-        key = (host, guest)
-        if key not in self.speeds:
-            self.speeds[key] = split_speed(host, guest, self.memory)
-        return self.speeds[key]
+    def phase_left(self, st: JobView, now: float) -> float:
+        """Seconds of progress left in ``st``'s phase (inf: one phase for life)."""
+        p = profile_of(st.job.model, self.profiles)
+        return p.at(st.attained(now) * self.unit_seconds)[2] if p.phases else math.inf
 
-    def _next_demotion(self, view: View, leaving: set[int]) -> float | None:
+    def next_demotion(self, view: View, leaving: set[int]) -> float | None:
         """The first instant a waiting guarantee job will have waited over ``demote_after``."""
         after = self.params.demote_after
         if after is None:
@@ -270,35 +299,39 @@ class AntMan:
             self.jobs[st.index] = _library_job(st, self.quotas.get(st.job.tenant or "", 0))
         for st in view.finished:
             self.jobs.pop(st.index, None)
-            self.utils.pop(st.job.id, None)
-        live = sorted((*view.pending, *view.running))
-        guarantee: dict[str, tuple[Gpu, ...]] = {}
-        opportunistic: dict[str, tuple[Gpu, ...]] = {}
-        util: dict[Gpu, float] = {}
-        host: dict[tuple[int, int], int] = {}  # GPU -> exclusive job index
-        guest: dict[tuple[int, int], int] = {}  # GPU -> opportunistic job index
+            self.sms.pop(st.job.id, None)
+        now = view.now
+        layout = Layout()
         for i, st in view.running.items():
-            gpus = tuple((f"s{s}", k) for s, k in st.gpus)
-            if st.opportunistic:
-                opportunistic[str(i)] = gpus
-                guest.update(dict.fromkeys(st.gpus, i))
-                util.update(dict.fromkeys(gpus, 1.0))
-            else:
-                guarantee[str(i)] = gpus
-                host.update(dict.fromkeys(st.gpus, i))
-                u = self._utilization(st.job.id)
-                for g in gpus:
-                    util[g] = max(util.get(g, 0.0), u)
-        reserved = {k: v for k, v in self.reserved.items() if int(k) in view.pending}
+            layout.needs[i] = self.need(st, now)
+            for g in st.gpus:
+                if st.opportunistic:
+                    layout.guests.setdefault(g, []).append(i)
+                else:
+                    layout.hosts[g] = i
+        util: dict[Gpu, float] = {}
+        for g in layout.hosts.keys() | layout.guests.keys():
+            # A GPU whose opportunistic slots are all taken takes no more: full.
+            full = len(layout.guests.get(g, ())) >= self.guests_per_gpu
+            util[(f"s{g[0]}", g[1])] = 1.0 if full else layout.load(g, self.compute)
+        live = sorted((*view.pending, *view.running))
         state = AntManState(
             cluster,
             self.quotas,
             tuple(self.jobs[i] for i in live),
-            guarantee=guarantee,
-            opportunistic=opportunistic,
-            reserved=reserved,
+            guarantee={
+                str(i): tuple((f"s{s}", k) for s, k in st.gpus)
+                for i, st in view.running.items()
+                if not st.opportunistic
+            },
+            opportunistic={
+                str(i): tuple((f"s{s}", k) for s, k in st.gpus)
+                for i, st in view.running.items()
+                if st.opportunistic
+            },
+            reserved={k: v for k, v in self.reserved.items() if int(k) in view.pending},
             utilization=util,
-            now=view.now,
+            now=now,
             params=self.params,
         )
         started = time.perf_counter()
@@ -307,102 +340,4 @@ class AntMan:
         self.counters["steps"] += 1
         assert decision is not None  # antman_step always decides
         self.reserved = dict(decision.reserved)
-        return self._translate(view, decision, host, guest)
-
-    def _translate(
-        self,
-        view: View,
-        decision: AntManDecision,
-        host: dict[tuple[int, int], int],
-        guest: dict[tuple[int, int], int],
-    ) -> Decision:
-        running, pending = view.running, view.pending
-
-        def model(i: int) -> str | None:
-            st = running.get(i) or pending.get(i)
-            return st.job.model if st is not None else None
-
-        upgrade = tuple(int(k) for k in decision.upgraded)
-        for i in upgrade:
-            host.update(dict.fromkeys(running[i].gpus, i))
-            for g in running[i].gpus:
-                guest.pop(g, None)
-        starts: list[tuple[int, Placement]] = []
-        rate: list[tuple[int, float]] = []
-        share: list[tuple[int, Placement]] = []
-        exact_gpus: list[tuple[int, tuple[tuple[int, int], ...]]] = []
-        evict: set[int] = set()
-        for k, gpus in decision.launched.items():
-            i = int(k)
-            sim = tuple(sorted((int(s[1:]), g) for s, g in gpus))
-            self.counters["shared_launches"] += any(g in guest for g in sim)
-            for g in sim:
-                other = guest.get(g)
-                if other is not None and self._speed(model(i), model(other)) is None:
-                    evict.add(other)
-                host[g] = i
-            starts.append((i, _placement(sim)))
-            exact_gpus.append((i, sim))
-            if pending[i].factor != 1.0:  # a demoted job that ran shared before
-                rate.append((i, 1.0))
-        for i in evict:
-            for g in running[i].gpus:
-                guest.pop(g, None)
-        self.counters["memory_evictions"] += len(evict)
-        self.counters["launched"] += len(starts)
-        self.counters["upgrades"] += len(upgrade)
-        self.counters["demotions"] += len(decision.demoted)
-        retry = False
-        for k, gpus in decision.opportunistic.items():
-            i = int(k)
-            sim = tuple(sorted((int(s[1:]), g) for s, g in gpus))
-            if any(g in guest for g in sim):
-                # antman_step may stack opportunistic jobs on one GPU (its
-                # memory split shares among them); the engine holds one per
-                # GPU: this job waits for the retry, when those GPUs count as full.
-                self.counters["slot_conflicts"] += 1
-                retry = True
-                continue
-            if any(g in host and self._speed(model(host[g]), model(i)) is None for g in sim):
-                self.counters["memory_refused"] += 1
-                continue
-            guest.update(dict.fromkeys(sim, i))
-            share.append((i, _placement(sim)))
-            exact_gpus.append((i, sim))
-            self.counters["opportunistic_starts"] += 1
-            self.counters["shared_starts"] += any(g in host for g in sim)
-        # Each opportunistic job runs at the memory split's speed on its worst GPU.
-        worst: dict[int, float] = {}
-        for g, i in guest.items():
-            h = host.get(g)
-            s = 1.0 if h is None else (self._speed(model(h), model(i)) or 1.0)
-            worst[i] = min(worst.get(i, 1.0), s)
-        for i, s in sorted(worst.items()):
-            st = running.get(i) or pending.get(i)
-            if st is not None and st.factor != s:
-                rate.append((i, s))
-        # A GPU launched on now has no measured load yet (antman_step offers
-        # it to no opportunistic job this round): look again after the
-        # utilization window, AntMan's "past 10 seconds" (also the retry of a
-        # start dropped for a taken opportunistic slot).
-        waiting = len(pending) > len(starts) + len(share)
-        wake = view.now + self.window if (starts and waiting) or retry else None
-        demote = self._next_demotion(view, {i for i, _ in starts} | {i for i, _ in share})
-        if demote is not None and (wake is None or demote < wake):
-            wake = demote
-        return Decision(
-            starts=tuple(starts),
-            preempt=tuple(sorted(evict)),
-            share=tuple(share),
-            upgrade=upgrade,
-            gpus=tuple(exact_gpus),
-            rate=tuple(rate),
-            wake_at=wake,
-        )
-
-
-def _placement(gpus: tuple[tuple[int, int], ...]) -> Placement:
-    counts: dict[int, int] = {}
-    for s, _ in gpus:
-        counts[s] = counts.get(s, 0) + 1
-    return tuple(sorted(counts.items()))
+        return translate(self, view, decision, layout)

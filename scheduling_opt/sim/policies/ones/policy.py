@@ -1,15 +1,16 @@
-"""ONES in the simulator: the online evolutionary batch-size search at every scheduling event.
+"""ONES in the simulator: the online evolutionary batch-size search at each schedule update.
 
-At every call (a job arrived or finished, or the ``interval`` tick) the
-unfinished jobs become a :class:`~scheduling_opt.batch_size.BatchSizeInput`:
-the usable GPUs as servers, per job its epoch size, its current batch-size
-limit R_j, largest local batch, processed samples and seconds run, its
-throughput model (:mod:`~scheduling_opt.sim.ones_workload`), and the
-Beta progress model's beta (predicted epochs to go: the task's prior mean
-epochs minus the epochs done, clipped to >= 1). The library's solver picks
-each job's GPU count and batch: ``ones`` = :func:`~scheduling_opt.batch_size.ones_step`
-with the previous step's population carried over (ONES §3.2.2; the online
-search continues, ``generations`` per call); ``exact`` =
+At each update (:mod:`.base`: by default once every running job has
+finished an epoch, ONES §3.2.2) the unfinished jobs become a
+:class:`~scheduling_opt.batch_size.BatchSizeInput`: the usable GPUs as
+servers, per job its epoch size, its current batch-size limit R_j, largest
+local batch, processed samples and seconds run, its throughput model
+(:mod:`~scheduling_opt.sim.ones_workload`), and the Beta progress model's
+beta (predicted epochs to go: ONES' online regression, or the task's
+prior, :mod:`.base`). The library's solver picks each job's GPU count and
+batch: ``ones`` = :func:`~scheduling_opt.batch_size.ones_step` with the
+previous step's population carried over (ONES §3.2.2; the online search
+continues, ``generations`` per update); ``exact`` =
 :func:`~scheduling_opt.batch_size.exact` within a budget of CP-SAT's
 deterministic time per call (``work_limit``, :data:`EXACT_WORK`), so that
 the same run gives the same schedule on any load; a call it stops reports
@@ -17,47 +18,37 @@ the same run gives the same schedule on any load; a call it stops reports
 fill), counted in :meth:`Ones.stats` (``work_limited``). A clock limit
 (``time_limit``, :data:`EXACT_CLOCK` s) stays as a guard against a
 runaway call; a call it stops is counted apart (``clock_limited``): such a
-run depends on the load (none did in the measured runs, docs/simulation.md). The counts become preemptions (0 GPUs), shrinks, growths
-and starts; the batch for the job's actual placement (the library's table
-``batch[j, c, spread]``) sets its speed through ``Decision.rate``:
-X(B, c, spread) / X(B0, c0) over the engine's placement speed.
+run depends on the load (none did in the measured runs, docs/simulation.md).
+The counts become preemptions (0 GPUs), shrinks, growths and starts; the
+batch for the job's actual placement (the library's table ``batch[j, c,
+spread]``) sets its speed through ``Decision.rate``: X(B, c, spread) /
+X(B0, c0) over the engine's placement speed, divided by the epochs factor
+of that batch when the convergence option is on (``epoch_limit``).
 
-Limit policies (§3.3.2, :mod:`~scheduling_opt.batch_size.limits`): on
-arrival R = min(B0, m) and the job is in warm-up (one GPU) until its first
-epoch ends; at each epoch end of a running job R = ceil(2R / ceil(sigma T
-+ 1)) (scale-up, and scale-down for a job that ran T seconds; sigma = the
-arrival rate, 1/30 s); a job still waiting after a call halves R (resume).
-Reading chosen where the paper is silent: R never drops below the Start
-limit min(B0, m) (read literally, scale-down would push a long job to one
-sample per step) nor rises above ``max_gpus`` x m; limits are updated at the
-calls, for every epoch ended since the last one.
+Batch-size change cost (``change_cost``, ONES §4.3: elastic batch-size
+scaling costs about 1 s, against 20 s and more for checkpoint-based
+migration): a running job whose GPU count or global batch changes at an
+update stalls that long (``Decision.stall``: it holds its GPUs without
+progress). A job started or resumed is not charged (its start is not a
+scaling; a resume's checkpoint restart is the engine's ``restart_cost``,
+the same for every policy of a run).
 
 Placement (ours, the paper deploys the genome's GPUs): a running job keeps
 its GPUs; a shrink gives back GPUs from its smallest share first; a growth
 takes free GPUs on its own servers first, then on the servers with the
 most free GPUs; a start takes the best-fitting server, else the servers
 with the most free GPUs. So no job migrates; the spread the engine charges
-is the actual one. The interval: ONES deploys a new schedule once every
-running job finished an epoch (§3.2.2 Update) and responds to arrivals at
-once (refresh); here every arrival and completion is a call, plus a tick
-every ``interval`` seconds (default 60 s, one to a few epochs of most tasks)
-so limits follow the epochs. Cost per call: building the input,
-O(sum_j cap_j min(m_j, R_j)), plus the search, O(generations K (G log G +
-J servers)).
+is the actual one. Cost per update: building the input, O(sum_j cap_j
+min(m_j, R_j)), plus the search, O(generations K (G log G + J servers)).
 
-:class:`FixedBatch` is the paper's static contrast: each job keeps its
-submitted batch and GPU count; at each call the jobs run in order of
-smallest predicted remaining utilization c0 x ||D|| beta / X(B0, c0) (SRUF,
-ONES' own priority, §3.2.1) as long as their GPUs fit, lower-ranked
-running jobs preempted.
+:class:`~scheduling_opt.sim.policies.ones.fixed.FixedBatch` (ONES' static
+contrast) lives in :mod:`.fixed`.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,39 +58,27 @@ from scheduling_opt.batch_size import (
     OnesConfig,
     Population,
     Schedule,
-    after_epoch,
     exact,
     greedy,
     ones_step,
-    resume_limit,
-    start_limit,
 )
 from scheduling_opt.model import BatchInfo, Cluster, GpuType, Job, Server
 from scheduling_opt.sim.cluster import FreeMap, Placement
-from scheduling_opt.sim.ones_workload import GPUS_PER_SERVER, JobModel, job_model
+from scheduling_opt.sim.ones_workload import GPUS_PER_SERVER, JobModel, epochs_factor
+from scheduling_opt.sim.policies.ones.base import Deployed, OnesBase
 from scheduling_opt.sim.protocol import Decision, JobView, View
 from scheduling_opt.solution import Status
 
 #: Relative change of a speed factor below which it is not re-sent.
-_SAME = 1e-12
+SAME = 1e-12
 #: CP-SAT's deterministic time per ``ones-exact`` call (units of about 1-3 s
 #: of CPU): 14x the most a call of the full ONES workload needed (0.07).
 EXACT_WORK = 1.0
 #: Seconds per ``ones-exact`` call on the clock: a guard only, far above what
 #: EXACT_WORK takes on this loaded machine (a stop by it is counted apart).
 EXACT_CLOCK = 60.0
-
-
-@dataclass(slots=True)
-class _Track:
-    """What the policy keeps per job between calls (ONES' job state)."""
-
-    model: JobModel
-    limit: int
-    warm: bool = True
-    epochs: int = 0  # epochs ended at the last update
-    rejected: bool = False
-    total: float = field(default=0.0)  # samples to convergence (known only as work)
+#: ONES §4.3: elastic batch-size scaling costs "basically around 1 second".
+CHANGE_COST = 1.0
 
 
 def placement_spread(placement: Placement) -> bool:
@@ -167,6 +146,7 @@ def useful_gpus(model: JobModel, limit: int, most: int) -> int:
 
     Examples
     --------
+    >>> from scheduling_opt.sim.ones_workload import job_model
     >>> from scheduling_opt.sim.workload import SimJob
     >>> m = job_model(SimJob("0", 0.0, 1, 10.0, model="resnet18/cifar10/20000"))
     >>> useful_gpus(m, 128, 16), useful_gpus(m, 2048, 16)  # 2,973 samples/s on 3, 2,991 on 4
@@ -180,73 +160,8 @@ def useful_gpus(model: JobModel, limit: int, most: int) -> int:
     return int(np.argmax(x >= (1.0 - GAIN) * x.max())) + 1
 
 
-class _Base:
-    """Shared state of the ONES policies: job tracks, limits, the beta predictor, ticks."""
-
-    name = "ones-base"
-
-    def __init__(self, *, interval: float, sigma: float) -> None:
-        if not interval > 0 or not sigma >= 0:
-            raise ValueError("interval must be > 0 and sigma >= 0")
-        self.interval = interval
-        #: A schedule is deployed every interval while jobs are left (sim/limits.py counts them).
-        self.period = interval
-        self.sigma = sigma
-        self.tracks: dict[int, _Track] = {}
-        self.last = -math.inf
-        self.calls = 0
-        self.solver_seconds = 0.0
-
-    def _tick(self, now: float) -> float:
-        return (math.floor(now / self.interval + 1e-9) + 1) * self.interval
-
-    def _samples(self, st: JobView, now: float) -> float:
-        tr = self.tracks[st.index]
-        return tr.total * min(1.0, st.attained(now) / st.job.work)
-
-    def beta(self, st: JobView, now: float) -> float:
-        """Predicted epochs to go: the task's prior mean epochs minus epochs done (>= 1)."""
-        tr = self.tracks[st.index]
-        done = self._samples(st, now) / tr.model.epoch_size
-        return max(tr.model.task.prior_epochs - done, 1.0)
-
-    def _refresh(self, view: View) -> list[JobView] | None:
-        """Update tracks and limits; the unfinished jobs, or None for a follow-up call."""
-        now = view.now
-        for st in view.finished:
-            self.tracks.pop(st.index, None)
-        if now == self.last and not (view.arrived or view.finished or view.evicted):
-            return None  # the follow-up of our own preemptions: nothing new
-        self.last = now
-        for st in view.arrived:
-            model = job_model(st.job)
-            limit = start_limit(model.batch0, model.task.max_local)
-            self.tracks[st.index] = _Track(model, limit, total=model.total_samples(st.job.work))
-        live = sorted((*view.pending.values(), *view.running.values()), key=lambda s: s.index)
-        for st in live:
-            tr = self.tracks[st.index]
-            cap = max(st.job.max_gpus * tr.model.task.max_local, tr.model.batch0)
-            if tr.warm:
-                if st.executed(now) <= 0:
-                    continue  # still waiting for its first GPU: one GPU's batch
-                tr.warm = False
-            if st.placement:
-                epochs = int(self._samples(st, now) // tr.model.epoch_size)
-                for _ in range(tr.epochs, epochs):
-                    tr.limit = after_epoch(tr.limit, st.executed(now), self.sigma, cap)
-                tr.epochs = max(tr.epochs, epochs)
-            elif tr.rejected:
-                tr.limit = resume_limit(tr.limit, rejected=True)
-            tr.limit = max(tr.limit, tr.model.batch0)
-        return live
-
-    def stats(self) -> dict[str, float]:
-        """Counters: calls that ran a solver, solver seconds."""
-        return {"calls": float(self.calls), "solver_seconds": self.solver_seconds}
-
-
-class Ones(_Base):
-    """ONES: the library's batch-size solver every call, applied as GPUs and speed factors.
+class Ones(OnesBase):
+    """ONES: the library's batch-size solver at every update, applied as GPUs, speeds and stalls.
 
     Parameters
     ----------
@@ -254,9 +169,9 @@ class Ones(_Base):
         ``ones``: the online evolutionary search (population carried over);
         ``exact``: the exact method within ``work_limit`` (``ones-exact``).
     interval : float
-        Seconds between ticks (limits follow the epochs ended).
+        Seconds between ticks when ``update`` is ``"event"``.
     generations : int
-        Search generations per call (``ones``).
+        Search generations per update (``ones``).
     population : int or None
         Population K (None: the GPUs, ONES' suggestion).
     time_limit : float or None
@@ -269,7 +184,25 @@ class Ones(_Base):
     sigma : float
         The scale-down factor (ONES: the arrival rate, 1 / 30 s).
     seed : int
-        Seed of the search (a generator carried across calls).
+        Seed of the search (a generator carried across calls) and of the
+        progress history's sampling.
+    update : {"epoch", "epoch-fill", "event"}
+        When a schedule is deployed (:mod:`.base`): after every running
+        job's epoch (ONES §3.2.2); so, with waiting jobs started on idle
+        GPUs meanwhile (one GPU each, smallest predicted utilization first);
+        or at every event and tick.
+    progress : {"regression", "prior"}
+        beta from ONES' online regression (§3.2.1) or the task's prior.
+    history : int
+        Points the regression keeps.
+    change_cost : float
+        Seconds a running job stalls when its GPUs or batch change (§4.3).
+    epoch_limit : float or None
+        The convergence option: past ``epoch_limit`` x its submitted batch a
+        job needs more epochs (:func:`~scheduling_opt.sim.ones_workload.epochs_factor`;
+        None: epochs equal at any batch).
+    epoch_growth : float
+        The exponent of that growth.
 
     Examples
     --------
@@ -283,7 +216,8 @@ class Ones(_Base):
 
     References
     ----------
-    ONES (Bian et al., SC 2021), §3.2 (search), §3.3.2 (limits), §4.2.
+    ONES (Bian et al., SC 2021), §2.2 (convergence), §3.2 (search, prediction,
+    update), §3.3.2 (limits), §4.3 (scaling cost), §4.2.
     """
 
     def __init__(
@@ -297,14 +231,32 @@ class Ones(_Base):
         work_limit: float | None = None,
         sigma: float = 1.0 / 30.0,
         seed: int = 0,
+        update: str = "epoch",
+        progress: str = "regression",
+        history: int = 1000,
+        change_cost: float = CHANGE_COST,
+        epoch_limit: float | None = None,
+        epoch_growth: float = 1.0,
     ) -> None:
         if method not in ("ones", "exact"):
             raise ValueError(f"method must be ones or exact, got {method!r}")
-        super().__init__(interval=interval, sigma=sigma)
+        super().__init__(
+            interval=interval,
+            sigma=sigma,
+            update=update,
+            progress=progress,
+            history=history,
+            epoch_limit=epoch_limit,
+            epoch_growth=epoch_growth,
+            seed=seed,
+        )
+        if not change_cost >= 0:
+            raise ValueError(f"change_cost must be >= 0, got {change_cost!r}")
         self.name = "ones" if method == "ones" else "ones-exact"
         self.method = method
         self.generations = generations
         self.population_size = population
+        self.change_cost = change_cost
         # The search's budget is its generations and exact's its work budget
         # (a clock limit that never strikes keeps runs reproducible).
         self.time_limit = (
@@ -323,14 +275,18 @@ class Ones(_Base):
         self.time_limited = 0
         self.work_limited = 0
         self.clock_limited = 0
+        self.changes = 0
 
     def stats(self) -> dict[str, float]:
-        """Counters: calls, solver seconds, proven calls, fallbacks, limit stops.
+        """Counters: calls, solver seconds, proven calls, fallbacks, limit stops, changes charged.
 
         ``exact``: ``fallbacks`` unproven calls, of which ``work_limited``
         stopped by the work budget and ``clock_limited`` by the clock (a
         run with any of the latter depends on the machine's load);
-        ``ones``: ``time_limited`` searches cut by ``time_limit``.
+        ``ones``: ``time_limited`` searches cut by ``time_limit``;
+        ``changes``: batch or GPU changes of running jobs (each stalled
+        ``change_cost``); the update gate's and the regression's counters
+        (:meth:`OnesBase.stats`).
         """
         out = super().stats()
         out.update(
@@ -338,6 +294,7 @@ class Ones(_Base):
             fallbacks=float(self.fallbacks),
             greedy_fallbacks=float(self.greedy_fallbacks),
             time_limited=float(self.time_limited),
+            changes=float(self.changes),
         )
         if self.method == "exact":
             out.update(
@@ -363,7 +320,7 @@ class Ones(_Base):
             tr = self.tracks[st.index]
             m = tr.model
             key = str(st.index)
-            processed = int(self._samples(st, now))
+            processed = int(self.samples(st, now))
             jobs.append(
                 Job(
                     key,
@@ -415,16 +372,36 @@ class Ones(_Base):
             self.solver_seconds += time.perf_counter() - started
             self.calls += 1
 
-    def decide(self, view: View) -> Decision:
-        live = self._refresh(view)
-        wake = self._tick(view.now)
-        if live is None:
-            return Decision(wake_at=wake)
-        if not live:
-            return Decision()
+    def deploy(self, view: View, live: list[JobView]) -> Deployed:
         inp = self.input_of(view, live)
         schedule = self._solve(inp)
-        return self._apply(view, live, inp, schedule.gpus, wake)
+        return self._apply(view, live, inp, schedule.gpus)
+
+    def fill(self, view: View, live: list[JobView]) -> Deployed:
+        # Waiting jobs on idle GPUs, one each (a new job's warm-up size), smallest
+        # predicted utilization ||D|| beta / X(min(R, m), 1) first; the rest waits.
+        now = view.now
+        plan = view.plan()
+        ranked = []
+        for st in live:
+            if st.placement:
+                continue
+            tr = self.tracks[st.index]
+            batch = min(tr.limit, tr.model.task.max_local)
+            x = tr.model.throughput(batch, 1, False)
+            ranked.append((tr.model.epoch_size * self.beta(st, now) / x, st.index, st, batch, x))
+        starts, rates, speeds = [], [], []
+        for _, index, st, batch, x in sorted(ranked, key=lambda r: (r[0], r[1]))[: plan.total_free]:
+            tr = self.tracks[index]
+            placement = place(plan, 1)
+            mult = epochs_factor(batch, tr.model.batch0, self.epoch_limit, self.epoch_growth)
+            factor = x / tr.model.reference / view.speed(st.job, placement) / mult
+            starts.append((index, placement))
+            if abs(factor - st.factor) > SAME * factor:
+                rates.append((index, factor))
+            self.set_batch(st, batch, now, mult)
+            speeds.append((st, x))
+        return Deployed(Decision(starts=tuple(starts), rate=tuple(rates)), tuple(speeds))
 
     def _apply(
         self,
@@ -432,8 +409,8 @@ class Ones(_Base):
         live: Sequence[JobView],
         inp: BatchSizeInput,
         counts: Sequence[int],
-        wake: float,
-    ) -> Decision:
+    ) -> Deployed:
+        now = view.now
         plan = view.plan()
         preempt: list[int] = []
         shrinks: list[tuple[int, Placement]] = []
@@ -460,92 +437,37 @@ class Ones(_Base):
         for i in preempt:
             del where[i]
         rates = []
+        stalls = []
+        speeds: list[tuple[JobView, float]] = []
         pos = {st.index: j for j, st in enumerate(live)}
         for index, placement in sorted(where.items()):
             st = live[pos[index]]
+            tr = self.tracks[index]
             c = sum(g for _, g in placement)
             s = int(placement_spread(placement))
             x = c / float(inp.cost[pos[index], c, s])  # samples/s at the best batch <= R
-            factor = x / self.tracks[index].model.reference / view.speed(st.job, placement)
-            if abs(factor - st.factor) > _SAME * factor:
+            batch = int(inp.batch[pos[index], c, s])
+            mult = epochs_factor(batch, tr.model.batch0, self.epoch_limit, self.epoch_growth)
+            factor = x / tr.model.reference / view.speed(st.job, placement) / mult
+            if abs(factor - st.factor) > SAME * factor:
                 rates.append((index, factor))
+            if st.placement and (batch != tr.batch or placement != st.placement):
+                # A running job rescaled (§4.3): its batch or its GPUs changed.
+                self.changes += 1
+                if self.change_cost > 0:
+                    stalls.append((index, self.change_cost))
+            if batch != tr.batch or mult != tr.mult:
+                self.set_batch(st, batch, now, mult)
+            speeds.append((st, x))
+        for i in preempt:
+            self.set_batch(live[pos[i]], 0, now, self.tracks[i].mult)
         for st, c in zip(live, counts, strict=True):
             self.tracks[st.index].rejected = c == 0
-        return Decision(
+        decision = Decision(
             starts=tuple(starts),
             preempt=tuple(preempt),
             resize=tuple(shrinks + grows),
             rate=tuple(rates),
-            wake_at=wake,
+            stall=tuple(stalls),
         )
-
-
-class FixedBatch(_Base):
-    """Each job at its submitted batch and GPU count, run in SRUF order (ONES' priority).
-
-    Examples
-    --------
-    >>> from scheduling_opt.sim import ClusterSpec, simulate
-    >>> from scheduling_opt.sim.workload import SimJob, Workload
-    >>> w = Workload.of([SimJob("0", 0.0, 1, 300.0, model="resnet18/cifar10/20000",
-    ...                         min_gpus=1, max_gpus=4)], "demo")
-    >>> simulate(w, ClusterSpec.uniform(1, 4), FixedBatch()).end
-    (300.0,)
-
-    References
-    ----------
-    ONES (Bian et al., SC 2021), §2.1 (static batch sizes), §3.2.1 (SRUF).
-    """
-
-    name = "fixed-batch"
-
-    def __init__(self, *, interval: float = 60.0, sigma: float = 1.0 / 30.0) -> None:
-        super().__init__(interval=interval, sigma=sigma)
-
-    def decide(self, view: View) -> Decision:
-        live = self._refresh(view)
-        wake = self._tick(view.now)
-        if live is None:
-            return Decision(wake_at=wake)
-        if not live:
-            return Decision()
-        now = view.now
-        started = time.perf_counter()
-
-        def rank(st: JobView) -> tuple[float, int]:
-            m = self.tracks[st.index].model
-            x0 = m.reference
-            return (st.job.gpus * m.epoch_size * self.beta(st, now) / x0, st.index)
-
-        room = sum(view.capacity)
-        chosen = []
-        for st in sorted(live, key=rank):
-            if st.job.gpus <= room:
-                chosen.append(st)
-                room -= st.job.gpus
-        keep = {st.index for st in chosen}
-        plan = view.plan()
-        preempt = []
-        for st in live:
-            if st.placement and st.index not in keep:
-                preempt.append(st.index)
-                plan.give(st.placement)
-        starts = []
-        for st in sorted(chosen, key=lambda s: (-s.job.gpus, s.index)):
-            if not st.placement:
-                starts.append((st.index, place(plan, st.job.gpus)))
-        rates = []
-        for index, placement in starts:
-            st = view.pending[index]
-            m = self.tracks[index].model
-            x = m.throughput(m.batch0, m.gpus0, placement_spread(placement))
-            factor = x / m.reference / view.speed(st.job, placement)
-            if abs(factor - st.factor) > _SAME * factor:
-                rates.append((index, factor))
-        for st in live:
-            self.tracks[st.index].rejected = st.index not in keep
-        self.calls += 1
-        self.solver_seconds += time.perf_counter() - started
-        return Decision(
-            starts=tuple(starts), preempt=tuple(preempt), rate=tuple(rates), wake_at=wake
-        )
+        return Deployed(decision, tuple(speeds))
