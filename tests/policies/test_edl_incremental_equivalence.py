@@ -65,7 +65,7 @@ def _run(
 
 
 def _both(workload: Workload, servers: int, **kw: object) -> tuple[object, object]:
-    fast = _run(workload, servers, EdlTiresias(**kw))  # type: ignore[arg-type]
+    fast = _run(workload, servers, EdlTiresias(scaling="free", **kw))  # type: ignore[arg-type]
     reference = _run(workload, servers, RebuildAdapter(**kw))  # type: ignore[arg-type]
     return fast, reference
 

@@ -61,9 +61,11 @@ from scheduling_opt.policies.edl.elastic_tiresias import elastic_rule, elastic_r
 from scheduling_opt.policies.edl.plan import Gangs, restore_idle
 from scheduling_opt.policies.edl.priority import job_queue
 from scheduling_opt.policies.edl.round import Round
+from scheduling_opt.policies.edl.stragglers import DEFAULT_FACTOR, DEFAULT_WINDOW
 from scheduling_opt.policies.edl.waiting import Waiting
 from scheduling_opt.sim.cluster import Placement as SimPlacement
 from scheduling_opt.sim.policies.edl.index import QueueIndex
+from scheduling_opt.sim.policies.edl.system import STRAGGLER_SPEED, Costs, Stragglers
 from scheduling_opt.sim.protocol import Decision, JobView, View
 from scheduling_opt.sim.speed import scaling_at
 from scheduling_opt.sim.workload import SimJob
@@ -136,6 +138,13 @@ class EdlTiresias:
         compaction: int = DEFAULT_COMPACTION,
         qos: float = DEFAULT_QOS,
         promote_knob: float | None = None,
+        scaling: str = "edl",
+        straggler_rate: float = 0.0,
+        straggler_speed: float = STRAGGLER_SPEED,
+        straggler_factor: float = DEFAULT_FACTOR,
+        straggler_window: int = DEFAULT_WINDOW,
+        mitigate: bool = True,
+        seed: int = 0,
     ) -> None:
         self.name = "elastic-tiresias" if elastic else "edl-tiresias"
         self.params = TiresiasParams(
@@ -175,10 +184,27 @@ class EdlTiresias:
         self.total = 0
         self.gangs = Gangs([], ())  # the starts' gangs, on the free GPUs of each call
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
+        # EDL's runtime (system.py): what a resize stops, and the stragglers.
+        self.costs = Costs.of(scaling, unit_seconds)
+        self.stragglers = Stragglers(
+            straggler_rate,
+            straggler_speed,
+            straggler_factor,
+            straggler_window,
+            mitigate,
+            unit_seconds,
+            seed,
+        )
+        self.stopped = 0.0  # trace units of stops charged
 
     def stats(self) -> dict[str, float]:
-        """How many calls ran each elastic rule (``compaction``, ``expansion``, ``none``)."""
-        return {f"calls_{k}": float(v) for k, v in self.modes.items()}
+        """Calls per elastic rule (``calls_compaction`` ...), stragglers removed, stops charged."""
+        out = {f"calls_{k}": float(v) for k, v in self.modes.items()}
+        if self.stragglers.rate:
+            out["stragglers_removed"] = float(self.stragglers.removed)
+        if self.costs.out or self.costs.inward:
+            out["scaling_stop"] = self.stopped
+        return out
 
     def _servers(self, capacity: tuple[int, ...]) -> None:
         """The step's cluster and the server maps for ``capacity``, once per capacity."""
@@ -207,6 +233,7 @@ class EdlTiresias:
         if not self.index.forget(i):
             return
         key = self.jobs.pop(i).id
+        self.stragglers.gone(i)
         del self.want[i], self.by_id[key], self.floors[key]
         for d in (self.running, self.count, self.offset, self.stamp):
             d.pop(i, None)
@@ -320,6 +347,16 @@ class EdlTiresias:
                 resize = [(after[i] - count[i], i, placed[i]) for i in sorted(after) if i in count]
                 resize.sort()
         self.modes[mode] += 1
+        rates: list[tuple[int, float]] = []
+        stalls: list[tuple[int, float]] = []
+        if self.stragglers.rate:
+            self._stragglers(now, started, preempted, placed, after, resize, rates)
+        if resize and (self.costs.out or self.costs.inward):
+            for _, i, _ in resize:
+                stop = self.costs.stop(count[i], after[i])
+                if stop > 0.0:
+                    stalls.append((i, stop))
+                    self.stopped += stop
         for i in started:
             after.setdefault(i, sum(n for _, n in placed[i]))
         for i in preempted:
@@ -327,6 +364,9 @@ class EdlTiresias:
         for i in promoted:
             after.setdefault(i, 0)
         wake = self._wake(view, now, after)
+        due = self.stragglers.next_due()
+        if due is not None and (wake is None or due < wake):
+            wake = due
         for i in after:  # look at them again next call; their heap entries are stale
             self.stamp[i] += 1
             self.dirty.add(i)
@@ -337,7 +377,51 @@ class EdlTiresias:
             preempt=tuple(preempted),
             resize=tuple((i, place) for _, i, place in resize),
             wake_at=wake,
+            rate=tuple(rates),
+            stall=tuple(stalls),
         )
+
+    def _stragglers(
+        self,
+        now: float,
+        started: list[int],
+        preempted: list[int],
+        placed: dict[int, SimPlacement],
+        after: dict[int, int],
+        resize: list[tuple[int, int, SimPlacement]],
+        rates: list[tuple[int, float]],
+    ) -> None:
+        """The straggler model and its removal (:mod:`.system`), after the rules' decision.
+
+        A preempted job loses its straggler (speed factor back to 1); a
+        started one may get one; a job whose removal is due loses one
+        worker (the last GPU of its last server) when above its minimum,
+        resized like the rules' resizes (``after``, ``placed``, ``resize``).
+        """
+        s = self.stragglers
+        for i in preempted:
+            if i in s.slow:
+                s.gone(i)
+                rates.append((i, 1.0))
+        for i in started:
+            factor = s.onset(i, self.jobs[i].job, sum(n for _, n in placed[i]), now)
+            if factor is not None:
+                rates.append((i, factor))
+        count = self.count
+        for i in s.ripe(now):
+            n = after.get(i, count.get(i, 0))
+            if i not in count or i in preempted or n - 1 < self.jobs[i].job.min_workers:
+                continue
+            rows = list(placed[i] if i in after else self.running[i])
+            server, gpus = rows[-1]
+            rows[-1:] = [(server, gpus - 1)] if gpus > 1 else []
+            placed[i] = tuple(rows)
+            after[i] = n - 1
+            resize[:] = [r for r in resize if r[1] != i]
+            resize.append((n - 1 - count[i], i, placed[i]))
+            rates.append((i, 1.0))
+            s.removed += 1
+        resize.sort()  # shrinks first: the engine applies them in order
 
     def _elastic_rules(
         self,
