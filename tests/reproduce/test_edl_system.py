@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.reproduce.microbench import run_scenario, verdict_rows
+from scheduling_opt.reproduce.papers import PAPERS
 from scheduling_opt.sim import ClusterSpec, Decision, SimJob, View, Workload, simulate
 from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
 from scheduling_opt.sim.registry import make_policy
@@ -108,3 +110,17 @@ def test_straggler_draws_are_seeded_and_at_about_the_rate() -> None:
     share = sum(d > 0.6 for d in a) / len(a)  # 0.5 / 0.75 = 0.67 when slowed
     assert 0.18 < share < 0.32  # binomial(400, 0.25): 4.6 standard deviations either side
     assert slowed(1) != a
+
+
+def test_fig13b_scenario_measures_the_phases_by_hand() -> None:
+    # The job's phases: 75% until the removal, then 15 of 16 workers (93.75%);
+    # kept, 75% to the end; without a straggler, 100%.
+    res = run_scenario(PAPERS["edl"].scenarios[0])
+    assert res.metrics["edl"]["slowed %"] == pytest.approx(75.0, rel=1e-12)
+    assert res.metrics["edl"]["after removal %"] == pytest.approx(100.0 * 15 / 16, rel=1e-12)
+    assert res.metrics["no-mitigation"]["after removal %"] == pytest.approx(75.0, rel=1e-12)
+    assert res.metrics["normal"]["slowed %"] == pytest.approx(100.0, rel=1e-12)
+    assert res.times["stop-resume"].jct("J") == pytest.approx(
+        REMOVED_AT + 0.5 + (10.0 - 0.75 * REMOVED_AT) / (15 / 16), rel=1e-12
+    )
+    assert [v.value for _, _, v in verdict_rows(res)] == ["reproduced", "reproduced"]
