@@ -124,3 +124,32 @@ def test_fig13b_scenario_measures_the_phases_by_hand() -> None:
         REMOVED_AT + 0.5 + (10.0 - 0.75 * REMOVED_AT) / (15 / 16), rel=1e-12
     )
     assert [v.value for _, _, v in verdict_rows(res)] == ["reproduced", "reproduced"]
+
+
+def test_a_migration_makes_room_for_a_gang_that_fragmentation_kept_out() -> None:
+    # Two 4-GPU servers; queues never change, compaction whenever a job waits (N = 0).
+    # t=0: Y1 (2 GPUs) on server 0, Y2 (3) on server 1. t=1: X (P 6, elastic 3..6,
+    # linear, 20 min of work at 6) starts by compaction at its floor 3 on the free
+    # GPUs, 2 + 1 (speed 0.5). t=5: Z (4, rigid) waits: nothing is free. t=10: Y1 and
+    # Y2 end, free 2 + 3: the plan starts Z, but no server holds 4.
+    jobs = [
+        SimJob("Y1", 0.0, 2, 10.0),
+        SimJob("Y2", 0.0, 3, 10.0),
+        SimJob("X", 1.0, 6, 20.0, min_gpus=3, max_gpus=6),
+        SimJob("Z", 5.0, 4, 5.0),
+    ]
+    w = Workload.of(jobs, "fragmented")
+    cluster = ClusterSpec.uniform(2, 4)
+    kw: dict[str, object] = {"compaction": 0, "thresholds": FLAT}
+    stuck = simulate(w, cluster, EdlTiresias(**kw))  # type: ignore[arg-type]
+    # Without migration Z waits for X's end: 1 + 20 / 0.5 = 41, then runs 5.
+    assert stuck.end == pytest.approx((10.0, 10.0, 41.0, 46.0), rel=1e-12)
+    moved = simulate(w, cluster, EdlTiresias(migrate=True, **kw))  # type: ignore[arg-type]
+    # At 10 X moves onto server 0 (2 of its workers there, 2 free: 3 fit), stopping
+    # 1 s (a scale-out's cost), and Z starts on server 1, ending at 15. X has done
+    # 9 x 0.5 = 4.5; by 15, 0.5 x (5 - 1/60) more; then expansion grows it to 6
+    # (another 1 s stop) and it runs at speed 1.
+    done = 4.5 + 0.5 * (5.0 - 1 / 60)
+    x_end = 15.0 + 1 / 60 + (20.0 - done)
+    assert moved.end == pytest.approx((10.0, 10.0, x_end, 15.0), rel=1e-12)
+    assert x_end == pytest.approx(28.025, rel=1e-12)

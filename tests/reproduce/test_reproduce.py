@@ -111,8 +111,9 @@ def test_command_writes_report_with_paper_and_our_numbers(
     for name in ("jobs.csv", "summary.json", "timeline.csv"):
         assert (tmp_path / "tiny" / name).is_file()
     runs = json.loads((tmp_path / "tiny" / "summary.json").read_text())["runs"]
-    # Elastic-Tiresias also under Stop-Resume's costs and with stragglers, removed or kept.
-    assert [r["policy"] for r in runs] == ["tiresias", "edl-tiresias"] + ["elastic-tiresias"] * 4
+    # Elastic-Tiresias also under Stop-Resume's costs, with stragglers (removed or
+    # kept) and with migration.
+    assert [r["policy"] for r in runs] == ["tiresias", "edl-tiresias"] + ["elastic-tiresias"] * 5
     assert "tiny" in capsys.readouterr().out
 
 

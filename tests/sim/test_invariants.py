@@ -128,12 +128,13 @@ def test_invariants_on_ones_system_paths(
 #: EDL's runtime off its defaults, on elastic jobs: stragglers removed or kept
 #: (a high rate, and 10 s per time unit so that a detection, 11.7 s, falls
 #: within these jobs' few units), Stop-Resume's stops under a restart cost,
-#: the plain step with stragglers.
+#: the plain step with stragglers, migrations under compaction at every wait.
 EDL_PATHS = (
     ("elastic-tiresias", (("straggler_rate", 0.5), ("unit_seconds", 10.0)), 0.0),
     ("elastic-tiresias", (("straggler_rate", 0.5), ("mitigate", False)), 0.0),
     ("elastic-tiresias", (("scaling", "stop-resume"), ("straggler_rate", 0.5)), 2.0),
     ("edl-tiresias", (("straggler_rate", 0.5), ("unit_seconds", 10.0)), 0.0),
+    ("elastic-tiresias", (("migrate", True), ("compaction", 0), ("straggler_rate", 0.3)), 1.0),
 )
 ELASTIC = ElasticRule(share=1.0, min_fraction=0.5, max_factor=1.0, serial=0.0)  # as _check assumes
 

@@ -138,9 +138,10 @@ EDL = PaperSet(
         "resize EDL's stop (§6.1: a scale-out stops the job 1 s, the bound of Fig. 10; a "
         "scale-in none); at the judged load it also runs as `et-stop-resume` (every resize a "
         "30 s stop, §1 and §2.3), `et-stragglers` (one start in ten on >= 2 GPUs has a worker "
-        "at 75%, a rate of our choice: the paper gives none; §5.2's detection removes it) and "
-        "`et-stragglers-kept` (the same stragglers, never removed). Tiresias runs without "
-        "stragglers."
+        "at 75%, a rate of our choice: the paper gives none; §5.2's detection removes it), "
+        "`et-stragglers-kept` (the same stragglers, never removed) and `et-migrate` (a job "
+        "spread over servers moves onto one when that lets a waiting gang start: §5's "
+        "migration, a rule of ours). Tiresias runs without stragglers."
     ),
     policies=(
         PolicyRun("tiresias", (("thresholds", _EDL_THRESHOLDS),)),
@@ -151,6 +152,7 @@ EDL = PaperSet(
         PolicyRun(
             "elastic-tiresias", (_KNOB, _SLOW, ("mitigate", False)), "et-stragglers-kept", False
         ),
+        PolicyRun("elastic-tiresias", (_KNOB, ("migrate", True)), "et-migrate", False),
     ),
     claims=tuple(
         Claim(what, metric, "reduction", paper, base, "elastic-tiresias")

@@ -116,6 +116,13 @@ PARAMS = (
     ),
     Param("mitigate", "bool", True, "remove a detected straggler by one scale-in (§5.2)"),
     Param("seed", "int", 0, "the straggler draws' seed", low=0),
+    Param(
+        "migrate",
+        "bool",
+        False,
+        "move a spread job's workers onto one server when that lets a waiting gang start "
+        "(§5's migration; Algorithm 1 has none: off)",
+    ),
 )
 
 SPECS: tuple[PolicySpec, ...] = (

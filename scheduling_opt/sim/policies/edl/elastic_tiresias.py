@@ -65,7 +65,12 @@ from scheduling_opt.policies.edl.stragglers import DEFAULT_FACTOR, DEFAULT_WINDO
 from scheduling_opt.policies.edl.waiting import Waiting
 from scheduling_opt.sim.cluster import Placement as SimPlacement
 from scheduling_opt.sim.policies.edl.index import QueueIndex
-from scheduling_opt.sim.policies.edl.system import STRAGGLER_SPEED, Costs, Stragglers
+from scheduling_opt.sim.policies.edl.system import (
+    STRAGGLER_SPEED,
+    Costs,
+    Stragglers,
+    make_room,
+)
 from scheduling_opt.sim.protocol import Decision, JobView, View
 from scheduling_opt.sim.speed import scaling_at
 from scheduling_opt.sim.workload import SimJob
@@ -145,6 +150,7 @@ class EdlTiresias:
         straggler_window: int = DEFAULT_WINDOW,
         mitigate: bool = True,
         seed: int = 0,
+        migrate: bool = False,
     ) -> None:
         self.name = "elastic-tiresias" if elastic else "edl-tiresias"
         self.params = TiresiasParams(
@@ -196,6 +202,8 @@ class EdlTiresias:
             seed,
         )
         self.stopped = 0.0  # trace units of stops charged
+        self.migrate = migrate
+        self.migrations = 0
 
     def stats(self) -> dict[str, float]:
         """Calls per elastic rule (``calls_compaction`` ...), stragglers removed, stops charged."""
@@ -204,6 +212,8 @@ class EdlTiresias:
             out["stragglers_removed"] = float(self.stragglers.removed)
         if self.costs.out or self.costs.inward:
             out["scaling_stop"] = self.stopped
+        if self.migrate:
+            out["migrations"] = float(self.migrations)
         return out
 
     def _servers(self, capacity: tuple[int, ...]) -> None:
@@ -349,6 +359,8 @@ class EdlTiresias:
         self.modes[mode] += 1
         rates: list[tuple[int, float]] = []
         stalls: list[tuple[int, float]] = []
+        if self.migrate and len(started) < len(start):
+            self._make_room(view, start, started, preempted, placed, after, resize)
         if self.stragglers.rate:
             self._stragglers(now, started, preempted, placed, after, resize, rates)
         if resize and (self.costs.out or self.costs.inward):
@@ -380,6 +392,61 @@ class EdlTiresias:
             rate=tuple(rates),
             stall=tuple(stalls),
         )
+
+    def _make_room(
+        self,
+        view: View,
+        start: list[int],
+        started: list[int],
+        preempted: list[int],
+        placed: dict[int, SimPlacement],
+        after: dict[int, int],
+        resize: list[tuple[int, int, SimPlacement]],
+    ) -> None:
+        """Worker migration (:func:`.system.make_room`) for the plan's starts that found no gang.
+
+        The free GPUs after the call's decisions are rebuilt (O(R + S));
+        a job the call already resized does not move. A move is a resize
+        to the same size on one server; the waiting job then starts.
+        """
+        failed = [i for i in start if i not in placed]
+        if not failed:
+            return
+        gone = set(preempted)
+        free = list(view.capacity)
+        movable: list[tuple[int, SimPlacement]] = []
+        for i, place in self.running.items():
+            if i in gone:
+                continue
+            rows = placed[i] if i in after else place
+            for s, g in rows:
+                free[s] -= g
+            if i not in after:
+                movable.append((i, rows))
+        for i in started:
+            for s, g in placed[i]:
+                free[s] -= g
+        gangs, want = self.gangs, self.want
+        for f in failed:
+
+            def fits(trial: list[int], n: int = want[f]) -> list[tuple[int, int]] | None:
+                gangs.reset(trial)
+                return gangs.place(n)
+
+            found = make_room(free, movable, fits)
+            if found is None:
+                continue
+            j, server, free, where = found
+            for s, g in where:
+                free[s] -= g
+            placed[j] = ((server, self.count[j]),)
+            after[j] = self.count[j]
+            resize.append((0, j, placed[j]))
+            movable = [m for m in movable if m[0] != j]
+            started.append(f)
+            placed[f] = tuple(sorted(where))
+            self.migrations += 1
+        resize.sort()
 
     def _stragglers(
         self,

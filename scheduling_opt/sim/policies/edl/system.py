@@ -33,6 +33,7 @@ O(1) per job and call, plus O(window x workers) once per straggler.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from scheduling_opt.model import Job
@@ -166,3 +167,61 @@ class Stragglers:
     def next_due(self) -> float | None:
         """The next removal time (None: none pending)."""
         return min(self.due.values()) if self.due else None
+
+
+def make_room(
+    free: Sequence[int],
+    running: Iterable[tuple[int, Sequence[tuple[int, int]]]],
+    fits: Callable[[list[int]], list[tuple[int, int]] | None],
+) -> tuple[int, int, list[int], list[tuple[int, int]]] | None:
+    """§5's worker migration to reduce fragmentation: move a spread job onto one server so a gang fits.
+
+    The running jobs spread over several servers are tried with the fewest
+    GPUs first (ties by index); each moves, if any server can hold all its
+    workers, onto the one that holds most of them already (then the one
+    with the fewest free GPUs), and the first move after which ``fits``
+    places the waiting gang is taken. EDL names the mechanism (a scale-in
+    and a scale-out merged into one migration, §5; its cost is a
+    scale-out's, §6.2), not when a scheduler should use it: this rule is
+    ours. O(R log R + R (S + G)) for R running jobs, S servers and a gang
+    test of cost G.
+
+    Parameters
+    ----------
+    free : sequence of int
+        Free GPUs per server after the call's other decisions.
+    running : iterable of (int, placement)
+        The jobs that may move, with their ``(server, GPUs)`` rows.
+    fits : callable
+        ``fits(free)``: where the waiting gang goes on ``free`` (None: it
+        does not fit); may change the list it is given.
+
+    Returns
+    -------
+    tuple or None
+        ``(job, server, free after the move, the gang's rows)``, or None.
+
+    Examples
+    --------
+    >>> # Two 4-GPU servers, job 7 on 2 + 2: moved onto server 0, a 4-GPU gang fits on server 1.
+    >>> fit4 = lambda f: [(1, 4)] if f[1] >= 4 else None
+    >>> make_room([2, 2], [(7, ((0, 2), (1, 2)))], fit4)
+    (7, 0, [0, 4], [(1, 4)])
+    """
+    if not sum(free):
+        return None
+    spread = sorted((sum(g for _, g in p), i, p) for i, p in running if len(p) > 1)
+    for n, i, place in spread:
+        own = dict(place)
+        fitting = [s for s in range(len(free)) if free[s] + own.get(s, 0) >= n]
+        if not fitting:
+            continue
+        t = min(fitting, key=lambda s: (-own.get(s, 0), free[s], s))
+        after = list(free)
+        for s, g in place:
+            after[s] += g
+        after[t] -= n
+        where = fits(list(after))
+        if where is not None:
+            return i, t, after, where
+    return None
