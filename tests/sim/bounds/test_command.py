@@ -47,7 +47,8 @@ def test_bound_text_names_the_bounds_and_what_they_cover(
     out = capsys.readouterr().out
     assert "| mean JCT >= |" in out
     assert "| wDMR >= |" in out
-    assert "covers antman, srtf (a GPU carrying up to 1.54 of speed-1 work)" in out
+    # GpuOpManager: the guarantee job and 4 opportunistic jobs per GPU, each at speed <= 1.
+    assert "covers antman, srtf (a GPU carrying up to 5 of speed-1 work)" in out
 
 
 @pytest.mark.parametrize(

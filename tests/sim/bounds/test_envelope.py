@@ -25,7 +25,8 @@ from scheduling_opt.sim.bounds.envelope import Relaxation, gpu_throughput, sprea
 from scheduling_opt.sim.cluster import ServerSpec
 from scheduling_opt.sim.live import ClusterState
 from scheduling_opt.sim.ones_workload import OnesSpec, generate
-from scheduling_opt.sim.policies.antman.policy import MEMORY, split_speed
+from scheduling_opt.sim.policies.antman.coordinator import speed_at
+from scheduling_opt.sim.policies.antman.profiles import profile_of, profiles
 from scheduling_opt.sim.registry import make_policy
 from scheduling_opt.sim.speed import SpeedModel, bundled_table
 from scheduling_opt.sim.workload import bundled
@@ -157,7 +158,13 @@ def test_the_spread_ratio_bounds_every_placement_the_engine_prices() -> None:
 
 
 def test_the_sharing_throughputs_by_hand() -> None:
-    assert gpu_throughput("antman") == pytest.approx((1 - 0.43) + (1 - 0.034))
+    # GpuOpManager: the guarantee job and each of 4 opportunistic jobs at speed <= 1.
+    assert gpu_throughput("antman") == pytest.approx(1 + 4)
+    assert gpu_throughput("antman", {"guests_per_gpu": 2}) == pytest.approx(1 + 2)
+    # The constant pair: the engine's 0.57 + 0.966.
+    assert gpu_throughput("antman", {"compute": "constant"}) == pytest.approx(
+        (1 - 0.43) + (1 - 0.034)
+    )
     assert gpu_throughput("gandiva") == 1.0  # default pack slowdown 0.809: 2 x 0.191 < 1
     assert gpu_throughput("gandiva-pack", {"pack_slowdown": 0.3}) == pytest.approx(1.4)
     assert gpu_throughput("srtf") == 1.0
@@ -165,12 +172,15 @@ def test_the_sharing_throughputs_by_hand() -> None:
     assert isinstance(gpu_throughput("no-such-policy"), str)
 
 
-def test_antman_memory_split_never_speeds_a_guest_up() -> None:
-    models = [*MEMORY, None]
-    for host in models:
-        for guest in models:
-            s = split_speed(host, guest)
-            assert s is None or 0.0 < s <= 1.0
+def test_antman_memory_speeds_never_pass_one() -> None:
+    # The envelope counts every job on a shared GPU at speed <= 1: the memory
+    # curve of every profiled model, at any share of its memory, stays there.
+    table = profiles(None)
+    for model in [*table, None]:
+        curve = profile_of(model, table).points
+        for k in range(0, 101):
+            s = speed_at(curve, k / 100)
+            assert 0.0 <= s <= 1.0, (model, k)
 
 
 def test_an_uncovered_policy_is_named_with_its_reason() -> None:

@@ -69,10 +69,16 @@ _GANDIVA = (
 
 
 def _engine_sharing(params: Mapping[str, object], share: float, host: float) -> float:
-    # A GPU holds a guarantee job at 1 - host and an opportunistic one at
-    # 1 - share of its speed (the engine's interference); the memory split
-    # only slows them further.
-    return max(1.0, (1.0 - share) + (1.0 - host))
+    if params.get("compute", "gpuopmanager") == "constant":
+        # A GPU holds a guarantee job at 1 - host and one opportunistic job at
+        # 1 - share of its speed (the engine's interference); the memory split
+        # only slows them further.
+        return max(1.0, (1.0 - share) + (1.0 - host))
+    # GpuOpManager: the guarantee job runs at most at speed 1 and so does each
+    # of the GPU's opportunistic jobs (a share of the idle SM times a memory
+    # speed, both <= 1): a GPU carries at most 1 + guests_per_gpu.
+    guests = params.get("guests_per_gpu", GUESTS_PER_GPU)
+    return 1.0 + float(guests)  # type: ignore[arg-type]
 
 
 def _pair_sharing(params: Mapping[str, object], share: float, host: float) -> float:
