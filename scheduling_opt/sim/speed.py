@@ -42,8 +42,30 @@ def bundled_table() -> TableModel:
     return TableModel(table)
 
 
-def _curve(points: Sequence[tuple[int, float]], n: int) -> float:
-    """Linear interpolation of ``points`` at ``n`` (clamped at the ends)."""
+def scaling_at(points: Sequence[tuple[int, float]], n: int) -> float:
+    """A job's scaling curve at ``n`` GPUs: linear interpolation, clamped at the ends.
+
+    Below the first point the curve is a line through the origin; past the
+    last it stays flat. O(P log P) for P points.
+
+    Parameters
+    ----------
+    points : sequence of (int, float)
+        (GPUs, throughput) pairs of the curve, any order, GPUs >= 1.
+    n : int
+        GPUs to read the curve at (>= 1).
+
+    Returns
+    -------
+    float
+        The throughput at ``n``.
+
+    Examples
+    --------
+    >>> pts = [(1, 1.0), (4, 3.0)]
+    >>> scaling_at(pts, 2), scaling_at(pts, 8)
+    (1.6666666666666665, 3.0)
+    """
     pts = sorted(points)
     if n <= pts[0][0]:
         return pts[0][1] * n / pts[0][0]
@@ -89,7 +111,7 @@ class SpeedModel:
                 value *= table.speed(job.model, n, nodes) / table.speed(job.model, n, fewest)
         if n != job.gpus:
             if job.scaling:
-                value *= _curve(job.scaling, n) / _curve(job.scaling, job.gpus)
+                value *= scaling_at(job.scaling, n) / scaling_at(job.scaling, job.gpus)
             else:
                 value *= n / job.gpus
         return value

@@ -1,12 +1,13 @@
-"""The Elastic-Tiresias adapter as it was before issue 25: the whole state rebuilt per call.
+"""A reference Elastic-Tiresias adapter: the whole state rebuilt and the pure step called per call.
 
 At every call it builds an :class:`~scheduling_opt.policies.edl.EdlState`
 of every unfinished job (each job validated once, placement rows cached)
 and runs the library's pure
 :func:`~scheduling_opt.policies.edl.elastic_tiresias_step` on it, then
-computes the next timer by a scan of every job. This is the code of
-``sim/policies/edl/elastic_tiresias.py`` at commit f714fb9 (2026-11-26), kept
-as the reference the incremental adapter must equal call by call
+computes the next timer by a scan of every job: the simplest correct
+adapter, the code of ``sim/policies/edl/elastic_tiresias.py`` at commit
+f714fb9, kept as the reference the simulator's adapter (an index kept
+across calls) must equal call by call
 (``test_edl_incremental_equivalence.py``); O(J) objects per call.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from types import MappingProxyType
 
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.policies.edl import (
@@ -34,6 +36,47 @@ from scheduling_opt.sim.protocol import Decision, JobView, View
 
 #: Tolerance of a timer against the current time (float noise of service sums).
 _EPS = 1e-9
+
+
+def unchecked_job(
+    job: Job,
+    service: float,
+    waiting: float,
+    speedup: tuple[float, ...],
+    requested: int,
+    executed: float = 0.0,
+) -> EdlJob:
+    """An EdlJob from values already in checked form, without ``__post_init__``'s checks.
+
+    The job was validated once (an EdlJob built the public way); only
+    ``service``, ``waiting`` and ``executed`` change, finite floats >= 0.
+    Re-checking every speed-up value at every call would make this
+    reference adapter too slow for the tests that run it.
+    """
+    out = object.__new__(EdlJob)
+    for name, value in (
+        ("job", job),
+        ("service", service),
+        ("waiting", waiting),
+        ("speedup", speedup),
+        ("requested", requested),
+        ("executed", executed),
+    ):
+        object.__setattr__(out, name, value)
+    return out
+
+
+def unchecked_state(
+    cluster: Cluster, jobs: tuple[EdlJob, ...], placement: Placement, params: TiresiasParams
+) -> EdlState:
+    """An EdlState from parts the engine keeps valid, without ``__post_init__``'s checks. O(J)."""
+    out = object.__new__(EdlState)
+    object.__setattr__(out, "cluster", cluster)
+    object.__setattr__(out, "jobs", jobs)
+    object.__setattr__(out, "placement", placement)
+    object.__setattr__(out, "params", params)
+    object.__setattr__(out, "_by_id", MappingProxyType({j.job.id: j for j in jobs}))
+    return out
 
 
 class RebuildAdapter:
@@ -113,7 +156,7 @@ class RebuildAdapter:
             return Decision()
         edl_jobs = []
         rows: list[PlacementRow] = []
-        trusted = EdlJob._trusted
+        trusted = unchecked_job
         offset = self.offset
         for st in live:
             # float(): EdlJob's check would convert; both are finite and >= 0 here.
@@ -124,7 +167,7 @@ class RebuildAdapter:
             edl_jobs.append(trusted(base.job, las, waiting, base.speedup, base.requested, executed))
             if st.placement:
                 rows.extend(self._rows(st))
-        state = EdlState._trusted(
+        state = unchecked_state(
             self._cluster(view), tuple(edl_jobs), Placement(tuple(rows)), self.params
         )
         decision = elastic_tiresias_step(state).decision
@@ -155,7 +198,7 @@ class RebuildAdapter:
             if held and q < levels:
                 at = now + (thresholds[q] - j.service) / held
             elif q > 0 and not held:
-                at = now + max(0.0, p.limit(j) - j.waiting)
+                at = now + max(0.0, p.limit(j.executed) - j.waiting)
             else:
                 continue
             if now + _EPS < at < best:

@@ -1,4 +1,4 @@
-"""Compaction with its per-round memo and fast refusal decides what it decided before issue 25.
+"""Compaction with its per-round memo and fast refusal decides as the compaction without them.
 
 ``_compact_before`` is :func:`~scheduling_opt.policies.edl.compaction.compact`
 as it was at commit f714fb9: the donors, obtainable workers, locality limit
@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from scheduling_opt.model import Cluster, GpuType, Placement, Server
 from scheduling_opt.policies import edl as el
 from scheduling_opt.policies.edl import compaction as cp
-from scheduling_opt.policies.edl import elastic_tiresias as et
-from scheduling_opt.policies.edl._round import Round
+from scheduling_opt.policies.edl import replan
 from scheduling_opt.policies.edl.compaction import TOLERANCE, _apply, _cheapest_worker, _donors
+from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.locality import locality_limit, pick_servers
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
@@ -41,9 +41,9 @@ def _compact_before(r: Round, j: el.EdlJob, accept: Callable[[Round], bool] | No
     d = j.job.gpus_per_worker
     donors, give = _donors_and_give(r, j)
     obtainable = {
-        s.id: (r.free[s.id] + give[s.id]) // d for s in r.state.cluster.servers if j.job.fits(s)
+        s.id: (r.free[s.id] + give[s.id]) // d for s in r.cluster.servers if j.job.fits(s)
     }
-    limit = locality_limit(r.state.cluster, j.job, j.requested_gpus)
+    limit = locality_limit(r.cluster, j.job, j.requested_gpus)
     servers = pick_servers(obtainable, j.parallelism, limit, r.rank)
     if sum(obtainable[s] for s in servers) < j.job.min_workers:
         return 0
@@ -83,7 +83,7 @@ def _compact_before(r: Round, j: el.EdlJob, accept: Callable[[Round], bool] | No
 
 
 def _step_before(state: el.EdlState) -> tuple[el.EdlDecision, float]:
-    with mock.patch.object(et, "compact", _compact_before):
+    with mock.patch.object(replan, "compact", _compact_before):
         return library_step(state)
 
 
@@ -138,8 +138,8 @@ def test_a_waiting_jobs_donors_and_their_gpus_are_the_filtered_queue_one_lists(
     sizes: list[int], jobs: list[el.EdlJob], rounds: list[tuple[float, int]]
 ) -> None:
     # Every offer for a waiting job: the donors from the round's queue-1 list
-    # (filtered by queue) and their free-able GPUs (summed per queue, issue
-    # 25 fourth pass) equal _donors's own pass and the loop over its donors.
+    # (filtered by queue) and their free-able GPUs (summed per queue) equal
+    # _donors's own pass and the loop over its donors.
     cluster = Cluster(
         (GpuType("V100"),), tuple(Server(f"s{i}", "V100", g) for i, g in enumerate(sizes))
     )

@@ -3,7 +3,7 @@
 ``_expand_reference`` is the expansion as first written (commit 1db5856):
 for every job and every server, the locality limit recomputed and the key
 (gain, priority, a new server, cluster rank) compared; the step with it and
-the step with the incremental ``_expand`` must decide the same on random
+the step with the incremental ``expand`` must decide the same on random
 states (hypothesis), over several rounds so that running, elastic jobs meet
 idle GPUs.
 """
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies import edl as el
 from scheduling_opt.policies.edl import elastic_tiresias as et
-from scheduling_opt.policies.edl._round import Round
+from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.locality import locality_limit
 from scheduling_opt.testing import edl_jobs
 from tests.policies.edl_rollout import rollout
@@ -34,8 +34,8 @@ def _expand_reference(r: Round, order: list[el.EdlJob]) -> None:
             if gain <= 0:
                 continue
             on = r.alloc[j.id]
-            limit = locality_limit(r.state.cluster, j.job, (p + 1) * j.job.gpus_per_worker)
-            for s in r.state.cluster.servers:
+            limit = locality_limit(r.cluster, j.job, (p + 1) * j.job.gpus_per_worker)
+            for s in r.cluster.servers:
                 if r.free[s.id] < j.job.gpus_per_worker or not j.job.fits(s):
                     continue
                 if s.id not in on and len(on) + 1 > limit:
@@ -66,7 +66,7 @@ def test_incremental_expansion_decides_as_the_reference(
     )
     new = rollout(state, rounds)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(et, "_expand", _expand_reference)
+        mp.setattr(et, "expand", _expand_reference)
         old = rollout(state, rounds)
     assert new == old
 

@@ -27,9 +27,10 @@ from hypothesis import strategies as st
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies import edl as el
-from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.compaction import compact
-from scheduling_opt.policies.edl.elastic_tiresias import _expand, gang_on
+from scheduling_opt.policies.edl.expansion import expand
+from scheduling_opt.policies.edl.plan import gang_on
+from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.locality import locality_limit
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
@@ -38,7 +39,7 @@ from scheduling_opt.sim.protocol import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload
 from scheduling_opt.testing import edl_jobs
-from tests.policies.edl_rebuild import RebuildAdapter
+from tests.policies.edl_rebuild import RebuildAdapter, unchecked_job, unchecked_state
 from tests.policies.edl_rollout import rollout
 
 # --- the step as it was -----------------------------------------------------------------
@@ -64,22 +65,20 @@ def _ref_queues(state: el.EdlState) -> tuple[dict[str, int], list[str]]:
 def _ref_place_gang(r: Round, j: el.EdlJob, workers: int) -> dict[str, int] | None:
     d = j.job.gpus_per_worker
     usable = {
-        s.id: r.free[s.id] // d
-        for s in r.state.cluster.servers
-        if j.job.fits(s) and r.free[s.id] >= d
+        s.id: r.free[s.id] // d for s in r.cluster.servers if j.job.fits(s) and r.free[s.id] >= d
     }
-    limit = locality_limit(r.state.cluster, j.job, j.requested_gpus)
+    limit = locality_limit(r.cluster, j.job, j.requested_gpus)
     # Only the locality limit's computation changed; picking and filling did not.
     return gang_on(usable, workers, limit, r.rank)
 
 
-def _ref_base_plan(r: Round) -> tuple[list[str], list[str]]:
-    budget = r.state.cluster.total_gpus
+def _ref_base_plan(r: Round, state: el.EdlState) -> tuple[list[str], list[str]]:
+    budget = r.cluster.total_gpus
     started, preempted = [], []
     keep: list[el.EdlJob] = []
     start: list[el.EdlJob] = []
-    for j in _ref_priority(r.state, r.queue):
-        running = r.state.placement.workers_of(j.id)
+    for j in _ref_priority(state, r.queue):
+        running = state.placement.workers_of(j.id)
         demand = (running or j.parallelism) * j.job.gpus_per_worker
         if demand <= budget:
             budget -= demand
@@ -87,7 +86,7 @@ def _ref_base_plan(r: Round) -> tuple[list[str], list[str]]:
         elif running:
             preempted.append(j.id)
     for j in keep:
-        for s, n in r.state.placement.servers_of(j.id).items():
+        for s, n in state.placement.servers_of(j.id).items():
             r.add(j.id, s, n)
     for j in start:
         where = _ref_place_gang(r, j, j.parallelism)
@@ -98,16 +97,16 @@ def _ref_base_plan(r: Round) -> tuple[list[str], list[str]]:
     return started, preempted
 
 
-def _ref_restore(r: Round, preempted: list[str]) -> list[str]:
+def _ref_restore(r: Round, state: el.EdlState, preempted: list[str]) -> list[str]:
     """The livelock fix (2026-11-26), applied to the reference as the step applies it.
 
-    Written apart from the step's ``_restore_idle_victims``: in every elastic
+    Written apart from the step's ``_restore``: in every elastic
     round, a victim whose GPUs are all still free after the plan's starts is
     added back server by server (``Round.add``), in priority order.
     """
     still = []
     for k in preempted:
-        rows = r.state.placement.servers_of(k)
+        rows = state.placement.servers_of(k)
         g = r.jobs[k].job.gpus_per_worker
         if all(r.free[s] >= n * g for s, n in rows.items()):
             for s, n in rows.items():
@@ -117,7 +116,7 @@ def _ref_restore(r: Round, preempted: list[str]) -> list[str]:
     return still
 
 
-def _ref_compact_stable(r: Round, j: el.EdlJob) -> bool:
+def _ref_compact_stable(r: Round, state: el.EdlState, j: el.EdlJob) -> bool:
     """The fix's second rule: a compaction the plan, run again, would undo is not made.
 
     Compacts a copy, re-runs the reference plan (and restore) on the copy's
@@ -126,11 +125,9 @@ def _ref_compact_stable(r: Round, j: el.EdlJob) -> bool:
     trial = r.copy()
     if not compact(trial, j):
         return False
-    again = el.EdlState(
-        r.state.cluster, r.state.jobs, Placement.from_mapping(trial.alloc), r.params
-    )
+    again = el.EdlState(state.cluster, state.jobs, Placement.from_mapping(trial.alloc), r.params)
     nxt = Round(
-        again,
+        again.cluster,
         r.params,
         {},
         {s.id: s.gpus for s in again.cluster.servers},
@@ -140,7 +137,7 @@ def _ref_compact_stable(r: Round, j: el.EdlJob) -> bool:
         r.floors,
         r.prio,
     )
-    if _ref_restore(nxt, _ref_base_plan(nxt)[1]):
+    if _ref_restore(nxt, again, _ref_base_plan(nxt, again)[1]):
         return False
     r.alloc, r.free, r.count, r.touched = trial.alloc, trial.free, trial.count, trial.touched
     return True
@@ -150,7 +147,7 @@ def _reference_step(state: el.EdlState) -> tuple[el.EdlDecision, float]:
     p = state.params
     queue, promoted = _ref_queues(state)
     r = Round(
-        state,
+        state.cluster,
         p,
         {},
         {s.id: s.gpus for s in state.cluster.servers},
@@ -160,19 +157,19 @@ def _reference_step(state: el.EdlState) -> tuple[el.EdlDecision, float]:
         {j.id: el.qos_floor(j, p.qos) for j in state.jobs},
         {j.id: i for i, j in enumerate(_ref_priority(state, queue))},
     )
-    started, preempted = _ref_base_plan(r)
+    started, preempted = _ref_base_plan(r, state)
     mode: el.Mode = "none"
     order = _ref_priority(state, queue)
     if p.elastic:
-        preempted = _ref_restore(r, preempted)
+        preempted = _ref_restore(r, state, preempted)
         waiting = [j for j in order if j.id not in r.alloc]
         if len(waiting) > p.compaction:
             mode = "compaction"
             fresh = [j for j in waiting if j.id not in preempted]
-            started += [j.id for j in fresh if _ref_compact_stable(r, j)]
+            started += [j.id for j in fresh if _ref_compact_stable(r, state, j)]
         elif not waiting:
             mode = "expansion"
-            _expand(r, order)
+            expand(r, order)
     resized = {
         j.id: r.workers(j.id)
         for j in state.running()
@@ -215,16 +212,16 @@ def test_the_step_decides_as_the_reference_over_rounds(
     assert rollout(state, rounds) == rollout(state, rounds, _reference_step)
 
 
-def test_trusted_constructors_build_what_the_public_ones_build() -> None:
+def test_the_references_unchecked_constructors_build_what_the_public_ones_build() -> None:
     cluster = Cluster((GpuType("V100"),), (Server("s0", "V100", 4),))
     job = Job("a", 1, 3, 60.0)
     public = el.EdlJob(job, 12.5, 0.0, (1.0, 1.8, 2.4), 2)
-    trusted = el.EdlJob._trusted(job, 12.5, 0.0, (1.0, 1.8, 2.4), 2)
+    trusted = unchecked_job(job, 12.5, 0.0, (1.0, 1.8, 2.4), 2)
     assert trusted == public
     assert repr(trusted) == repr(public)
     placement = Placement.from_mapping({"a": {"s0": 2}})
     state = el.EdlState(cluster, (public,), placement, el.TiresiasParams())
-    fast = el.EdlState._trusted(cluster, (trusted,), placement, el.TiresiasParams())
+    fast = unchecked_state(cluster, (trusted,), placement, el.TiresiasParams())
     assert fast == state
     assert dict(fast.jobs_by_id) == dict(state.jobs_by_id)
     # The public constructors still check what a user passes.
@@ -325,7 +322,7 @@ def test_simulations_decide_as_the_rebuild_did_call_by_call(
 ) -> None:
     base = generate(SyntheticSpec(jobs=jobs, rate=rate, max_gpus=16), seed)
     workload = base if rule is None else Workload.of(tuple(rule.apply(j) for j in base.jobs), "w")
-    fast = _run(workload, servers, EdlTiresias(elastic=elastic))
+    fast = _run(workload, servers, EdlTiresias(elastic=elastic, scaling="free"))  # the rules alone
     reference = _run(workload, servers, _ReferenceAdapter(elastic=elastic))
     assert len(fast[0]) > 50  # type: ignore[arg-type]  # enough calls to mean something
     assert not isinstance(fast[1], str), fast[1]  # completed, no PolicyError

@@ -1,11 +1,12 @@
 """The incremental Elastic-Tiresias adapter decides what the per-call rebuild decided, call by call.
 
-Issue 25: the simulator's adapter keeps queues, running jobs and a heap of
-queue-change times across calls instead of rebuilding an ``EdlState`` and
-running the pure step at every call. ``RebuildAdapter``
-(``tests/policies/edl_rebuild.py``) is the adapter as it was (commit
-f714fb9): every unfinished job into a state, the library's
-``elastic_tiresias_step``, a timer scanned over every job. Both run the
+The simulator's adapter keeps an index of the state (queues, running jobs,
+waiting streams, a heap of queue-change times) across calls and runs the
+step's rules on it, instead of rebuilding an ``EdlState`` and running the
+pure step at every call. ``RebuildAdapter``
+(``tests/policies/edl_rebuild.py``) is that simpler adapter: every
+unfinished job into a state, the library's ``elastic_tiresias_step``, a
+timer scanned over every job. Both run the
 same workloads; every decision (starts, preemptions, resizes, timer, to
 the last bit) and every output must be equal. The loads are chosen so that
 every path runs: compaction (with and without a start it accepts),
@@ -21,7 +22,8 @@ from hypothesis import strategies as st
 
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
-from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias, _Sums
+from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
+from scheduling_opt.sim.policies.edl.index import RangeSums
 from scheduling_opt.sim.protocol import Decision, PolicyError, View
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import Workload, bundled
@@ -63,7 +65,7 @@ def _run(
 
 
 def _both(workload: Workload, servers: int, **kw: object) -> tuple[object, object]:
-    fast = _run(workload, servers, EdlTiresias(**kw))  # type: ignore[arg-type]
+    fast = _run(workload, servers, EdlTiresias(scaling="free", **kw))  # type: ignore[arg-type]
     reference = _run(workload, servers, RebuildAdapter(**kw))  # type: ignore[arg-type]
     return fast, reference
 
@@ -137,7 +139,7 @@ def test_excerpt_day_decides_as_the_rebuild(elastic: bool) -> None:
 def test_queue_sums_equal_a_plain_sum(adds: list[tuple[int, int]], queries: list[int]) -> None:
     # The plan's range sums of running workers (a Fenwick tree that doubles
     # from 1,024 indices) against the sum of a plain list.
-    sums, plain = _Sums(), [0] * 6001
+    sums, plain = RangeSums(), [0] * 6001
     for i, delta in adds:
         sums.add(i, delta)
         plain[i] += delta

@@ -92,8 +92,8 @@ def test_the_hand_made_cycle_ends_at_the_first_call() -> None:
 
 def test_without_the_fix_the_same_state_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
     """The old rule (victims stay preempted): v and x take turns on s0, call after call."""
-    monkeypatch.setattr(et, "_restore_idle_victims", lambda r, preempted: preempted)
-    monkeypatch.setattr(et, "_compact_stable", lambda r, j, order: compact(r, j) > 0)
+    monkeypatch.setattr(et, "_restore", lambda r, state, preempted: preempted)
+    monkeypatch.setattr(et, "compact_stable", lambda r, j, check: compact(r, j) > 0)
     calls = _follow_ups(_state(), 6)
     assert len(calls) == 6  # still preempting
     # Call 1: v preempted (s1: 3 free, s0: 2); compaction skips the fresh victim v and
@@ -147,7 +147,7 @@ def test_a_compaction_the_next_plan_would_undo_is_not_made() -> None:
 
 
 def test_without_the_check_the_next_call_preempts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(et, "_compact_stable", lambda r, j, order: compact(r, j) > 0)
+    monkeypatch.setattr(et, "compact_stable", lambda r, j, check: compact(r, j) > 0)
     d = el.elastic_tiresias_step(_donor_state()).decision
     assert d is not None
     assert (d.started, dict(d.resized)) == (("h", "e"), {"d": 2})

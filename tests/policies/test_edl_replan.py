@@ -1,14 +1,16 @@
-"""Compaction's next-plan check decides as the plan run in full (issue 25).
+"""Compaction's next-plan check decides as the plan run in full.
 
-``_replan_preempts`` (would the next call's plan preempt a job after this
-compaction?) used to build the round's placement and a fresh round and run
-``_base_plan`` and ``_restore_idle_victims`` on them at every compaction
-attempt: most of a full-trace Elastic-Tiresias run. It now runs the budget
-pass, the starts' gangs and the restore on plain counts. ``_reference`` is
-the previous code (commit b8b9394); a wrapper calls both at every check of
-real runs (hypothesis states rolled out by the step, and a simulated
-compaction-heavy workload) and asserts the same answer, counting the
-answers so that both outcomes (and the path with victims) are exercised.
+``replan_preempts`` (would the next call's plan preempt a job after this
+compaction?) runs the plan's budget pass, the starts' gangs and the restore
+on plain counts, without building the round's placement or a round for the
+plan. ``_reference`` is the plan run in full, written apart: a round built
+from the trial's placement, every job in priority order against the
+budget, the kept jobs placed, the starts placed by ``gang_on`` on what
+they leave, and the victims put back where their GPUs are free. A wrapper
+calls both at every check of real runs (hypothesis states rolled out by the
+step, and a simulated compaction-heavy workload) and asserts the same
+answer, counting the answers so that both outcomes (and the path with
+victims) are exercised.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from hypothesis import strategies as st
 
 from scheduling_opt.model import Cluster, GpuType, Placement, Server
 from scheduling_opt.policies import edl as el
-from scheduling_opt.policies.edl import elastic_tiresias as et
-from scheduling_opt.policies.edl._round import Round
-from scheduling_opt.policies.edl.model import worker_counts
-from scheduling_opt.policies.edl.waiting import Waiting
+from scheduling_opt.policies.edl import replan
+from scheduling_opt.policies.edl.plan import gang_on
+from scheduling_opt.policies.edl.round import Round
+from scheduling_opt.policies.locality import locality_limit
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
 from scheduling_opt.sim.policies.edl.elastic_tiresias import EdlTiresias
@@ -35,29 +37,56 @@ from tests.policies.edl_rollout import rollout
 
 
 def _reference(r: Round, order: list[el.EdlJob]) -> bool:
-    """The check as it was: the plan and the restore run on a round built from ``r``'s placement."""
-    state = r.state
-    placement = Placement._trusted(r.alloc)
+    """The plan run in full on a round holding ``r``'s placement: does it preempt a job?"""
+    cluster = r.cluster
     nxt = Round(
-        el.EdlState._trusted(state.cluster, state.jobs, placement, r.params),
+        cluster,
         r.params,
         {},
-        {s.id: s.gpus for s in state.cluster.servers},
+        {s.id: s.gpus for s in cluster.servers},
         r.queue,
         r.rank,
         r.jobs,
         {},
         r.prio,
-        {},
-        worker_counts(placement),
     )
-    _, preempted = et._base_plan(nxt, order)
-    return bool(et._restore_idle_victims(nxt, preempted))
+    budget = cluster.total_gpus
+    keep, start, victims = [], [], []
+    for j in order:
+        running = r.count[j.id] if j.id in r.alloc else 0
+        demand = (running or j.parallelism) * j.job.gpus_per_worker
+        if demand <= budget:
+            budget -= demand
+            (keep if running else start).append(j)
+        elif running:
+            victims.append(j)
+    for j in keep:
+        for s, n in r.alloc[j.id].items():
+            nxt.add(j.id, s, n)
+    for j in start:
+        d = j.job.gpus_per_worker
+        usable = {
+            s.id: nxt.free[s.id] // d
+            for s in cluster.servers
+            if j.job.fits(s) and nxt.free[s.id] >= d
+        }
+        where = gang_on(
+            usable, j.parallelism, locality_limit(cluster, j.job, j.requested_gpus), r.rank
+        )
+        for s, n in (where or {}).items():
+            nxt.add(j.id, s, n)
+    for j in victims:
+        rows = r.alloc[j.id]
+        if not all(nxt.free[s] >= n * j.job.gpus_per_worker for s, n in rows.items()):
+            return True
+        for s, n in rows.items():
+            nxt.add(j.id, s, n)
+    return False
 
 
 def _victims(r: Round, order: list[el.EdlJob]) -> bool:
     """Whether the budget pass alone lists a victim (the path past the first shortcut)."""
-    budget = r.state.cluster.total_gpus
+    budget = r.cluster.total_gpus
     for j in order:
         running = r.count[j.id] if j.id in r.alloc else 0
         demand = (running or j.parallelism) * j.job.gpus_per_worker
@@ -69,23 +98,26 @@ def _victims(r: Round, order: list[el.EdlJob]) -> bool:
 
 
 class _Both:
-    """Stands for ``_replan_preempts``: runs the new and the reference, asserts they agree."""
+    """Stands for ``replan_preempts``: runs the new and the reference, asserts they agree."""
 
     def __init__(self) -> None:
-        self.fast = et._replan_preempts
+        self.fast = replan.replan_preempts
         self.seen: Counter[tuple[bool, bool]] = Counter()
 
     def __call__(
         self,
         r: Round,
-        waiting: Waiting,
-        running: list[tuple[int, str, int]],
-        demand: list[int] | None = None,
+        check: replan.PlanCheck,
+        keys: list[int],
+        ids: list[str],
+        demand: list[int],
         victims: list[str] | None = None,
     ) -> bool:
-        got = self.fast(r, waiting, running, demand, victims)
-        # The demands the caller passed are the round's workers (built apart).
-        assert demand is None or demand == [r.count[k] * g for _, k, g in running]
+        got = self.fast(r, check, keys, ids, demand, victims)
+        # The lists the caller passed are the round's placed jobs in priority order.
+        assert ids == sorted(r.alloc, key=r.prio.__getitem__)
+        assert keys == [r.prio[k] for k in ids]
+        assert demand == [r.count[k] * r.jobs[k].job.gpus_per_worker for k in ids]
         # The priority order, as the step built it (r.prio sorts as the positions).
         order = sorted(r.jobs.values(), key=lambda j: r.prio[j.job.id])
         assert got == _reference(r, order)
@@ -111,7 +143,7 @@ def test_check_equals_the_full_plan_on_random_rollouts(
     )
     both = _Both()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(et, "_replan_preempts", both)
+        mp.setattr(replan, "replan_preempts", both)
         rollout(state, rounds)
 
 
@@ -123,7 +155,7 @@ def test_check_equals_the_full_plan_in_a_compaction_heavy_simulation() -> None:
     workload = Workload.of(tuple(rule.apply(j) for j in base.jobs), "w")
     both = _Both()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(et, "_replan_preempts", both)
+        mp.setattr(replan, "replan_preempts", both)
         simulate(workload, ClusterSpec.uniform(4, 8), EdlTiresias(unit_seconds=60.0))
     # Every outcome of the check ran: no victim; victims all restored; a victim
     # that cannot go back (the compaction refused).

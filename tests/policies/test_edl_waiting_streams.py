@@ -1,19 +1,19 @@
 """Compaction over streams of like waiting jobs decides as the loop over every waiting job.
 
-Issue 25 (second pass): on a long queue, compaction tried every waiting job
-at every call (O(J) per call, most of a heavily loaded run). It now merges
-streams of jobs of one queue class and kind and skips a class, until the
-round changes, once one of its jobs fails before the next-plan check.
-``_every_job`` is the loop as it was (every waiting job in priority order,
-the same attempt and check per job); a wrapper records the attempts of the
-new loop so that the tests also show the skip, and its undoing by a start,
-happening (not only the same decisions).
+On a long queue a compaction loop over every waiting job costs O(J) per
+call, most of a heavily loaded run. The step merges streams of jobs of one
+queue class and kind instead, and skips a class, until the round changes,
+once one of its jobs fails before the next-plan check. ``_every_job`` is
+the plain loop (every waiting job in priority order, the same attempt and
+check per job); a wrapper records the attempts of the streams' loop so
+that the tests also show the skip, and its undoing by a start, happening
+(not only the same decisions).
 
-Issue 25 (fourth pass): a check that refuses a job among its own plan's
-victims also marks the class dead. ``_LostClass`` checks the rule itself
-under the reference loop: after such a refusal every later attempt of the
-class in the call fails until a start (the variant that marks a class dead
-at any refusal fails it, and the equivalence above, on the long queue).
+A check that refuses a job among its own plan's victims also marks the
+class dead. ``_LostClass`` checks the rule itself under the reference
+loop: after such a refusal every later attempt of the class in the call
+fails until a start (the variant that marks a class dead at any refusal
+fails it, and the equivalence above, on the long queue).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
 from scheduling_opt.policies import edl as el
 from scheduling_opt.policies.edl import elastic_tiresias as et
-from scheduling_opt.policies.edl._round import Round
+from scheduling_opt.policies.edl.replan import PlanCheck
+from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.edl.waiting import Waiting, kind
 from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import ClusterSpec, simulate
@@ -43,22 +44,22 @@ def _every_job(r: Round, waiting: Waiting, gone: set[str], started: list[str]) -
     alloc = r.alloc
     order = sorted(r.jobs.values(), key=lambda j: r.prio[j.job.id])
     todo = [j for j in order if j.job.id not in alloc]
-    check = et._Check(waiting)
+    check = PlanCheck(waiting)
     for j in todo:
         k = j.job.id
-        if k not in gone and et._compact_stable(r, j, check):
+        if k not in gone and et.compact_stable(r, j, check):
             started.append(k)
             check.started(r, r.prio[k], j)  # listed, and the check's demands rebuilt
 
 
 class _Attempts:
-    """Stands for ``_compact_stable``: records each call's attempts (class, reached check, result)."""
+    """Stands for ``compact_stable``: records each call's attempts (class, reached check, result)."""
 
     def __init__(self) -> None:
-        self.inner = et._compact_stable
+        self.inner = et.compact_stable
         self.calls: list[list[tuple[object, bool, bool]]] = []
 
-    def __call__(self, r: Round, j: el.EdlJob, check: et._Check) -> bool:
+    def __call__(self, r: Round, j: el.EdlJob, check: PlanCheck) -> bool:
         ok = self.inner(r, j, check)
         self.calls[-1].append(((max(1, r.queue[j.job.id]), kind(j)), check.asked, ok))
         return ok
@@ -90,7 +91,7 @@ def _recording(loop: object = None) -> Iterator[_Attempts]:
         inner(r, waiting, gone, started)  # type: ignore[operator]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(et, "_compact_stable", attempts)
+        mp.setattr(et, "compact_stable", attempts)
         mp.setattr(et, "_compaction", compaction)
         yield attempts
 
@@ -170,7 +171,7 @@ def test_streams_decide_as_every_job_on_random_rollouts(
 
 
 class _LostClass:
-    """Stands for ``_compact_stable`` under ``_every_job``: checks the rule behind ``_Check.lost``.
+    """Stands for ``compact_stable`` under ``_every_job``: checks the rule behind ``PlanCheck.lost``.
 
     Once a check refuses a job that is among its own plan's victims, every
     later attempt of its class in the call must fail until a start changes
@@ -179,11 +180,11 @@ class _LostClass:
     """
 
     def __init__(self) -> None:
-        self.inner = et._compact_stable
+        self.inner = et.compact_stable
         self.lost: set[object] = set()
         self.followed = 0
 
-    def __call__(self, r: Round, j: el.EdlJob, check: et._Check) -> bool:
+    def __call__(self, r: Round, j: el.EdlJob, check: PlanCheck) -> bool:
         check.lost = False  # set anew by this attempt's check, if it runs
         ok = self.inner(r, j, check)
         cls = (max(1, r.queue[j.job.id]), kind(j))
@@ -207,7 +208,7 @@ def _lost_rule() -> Iterator[_LostClass]:
         _every_job(r, waiting, gone, started)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(et, "_compact_stable", rule)
+        mp.setattr(et, "compact_stable", rule)
         mp.setattr(et, "_compaction", compaction)
         yield rule
 

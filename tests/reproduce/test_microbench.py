@@ -102,7 +102,7 @@ def test_the_report_has_a_microbenchmark_section() -> None:
     assert "## Microbenchmarks" in text
     assert "### memory scaling" in text
     assert "| antman | 45.30 (43.9) | 91.75 (91.8) |" in text
-    assert scenario_section(PAPERS["edl"]) == ""
+    assert scenario_section(PAPERS["chronus"]) == ""  # a paper without microbenchmarks
     out = Path(tempfile.mkdtemp())
     path = write_report(out, PAPERS["antman"], [], quick=True, today="x", microbenchmarks=text)
     assert "### computation unit" in path.read_text()

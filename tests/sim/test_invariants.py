@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scheduling_opt.reproduce.workloads import ElasticRule
 from scheduling_opt.sim import (
     ClusterSpec,
     Decision,
@@ -122,6 +123,30 @@ def test_invariants_on_ones_system_paths(
     name: str, params: tuple[tuple[str, object], ...], restart: float, data: st.DataObject
 ) -> None:
     _check(name, dict(params), data.draw(_jobs(name)), EngineParams(restart_cost=restart))
+
+
+#: EDL's runtime off its defaults, on elastic jobs: stragglers removed or kept
+#: (a high rate, and 10 s per time unit so that a detection, 11.7 s, falls
+#: within these jobs' few units), Stop-Resume's stops under a restart cost,
+#: the plain step with stragglers, migrations under compaction at every wait.
+EDL_PATHS = (
+    ("elastic-tiresias", (("straggler_rate", 0.5), ("unit_seconds", 10.0)), 0.0),
+    ("elastic-tiresias", (("straggler_rate", 0.5), ("mitigate", False)), 0.0),
+    ("elastic-tiresias", (("scaling", "stop-resume"), ("straggler_rate", 0.5)), 2.0),
+    ("edl-tiresias", (("straggler_rate", 0.5), ("unit_seconds", 10.0)), 0.0),
+    ("elastic-tiresias", (("migrate", True), ("compaction", 0), ("straggler_rate", 0.3)), 1.0),
+)
+ELASTIC = ElasticRule(share=1.0, min_fraction=0.5, max_factor=1.0, serial=0.0)  # as _check assumes
+
+
+@pytest.mark.parametrize(("name", "params", "restart"), EDL_PATHS)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_invariants_on_edl_system_paths(
+    name: str, params: tuple[tuple[str, object], ...], restart: float, data: st.DataObject
+) -> None:
+    jobs = [ELASTIC.apply(j) for j in data.draw(_jobs(name))]
+    _check(name, dict(params), jobs, EngineParams(restart_cost=restart))
 
 
 def _check(

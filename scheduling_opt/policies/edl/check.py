@@ -74,7 +74,7 @@ def check_decision(state: EdlState, decision: EdlDecision) -> None:
         if job_id not in by_id:
             raise VerificationError(f"promoted {job_id!r} is no job of the state")
         j = by_id[job_id]
-        if state.placement.workers_of(job_id) or j.waiting < p.limit(j):
+        if state.placement.workers_of(job_id) or j.waiting < p.limit(j.executed):
             raise VerificationError(f"{job_id!r} promoted without starving")
         if decision.queues.get(job_id) != 0:
             raise VerificationError(f"promoted {job_id!r} is not in G0")

@@ -13,12 +13,12 @@ depends on the waiting job only through its queue, GPU type and worker size.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import cast
 
-from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import EdlJob
+from scheduling_opt.policies.edl.plan import server_limit
+from scheduling_opt.policies.edl.round import Round
 from scheduling_opt.policies.locality import pick_servers
 
 #: Gains closer than this are ties.
@@ -97,7 +97,7 @@ def _waiting_donors(r: Round, j: EdlJob, lowest: int) -> tuple[list[EdlJob], dic
     of the same list's per-queue sums over the queues >= ``lowest``. Both
     lists are kept in ``r.memo`` until the round changes, so each further
     queue class costs O(D + q S) instead of O(R + D log D) for R placed
-    jobs, D donors, q queues and S servers (issue 25, fourth pass).
+    jobs, D donors, q queues and S servers.
     """
     memo = r.memo
     kept = memo.get(("donors",))
@@ -151,7 +151,7 @@ def _offer(r: Round, j: EdlJob) -> _Offer:
                 give[server] += min(n, slack) * x.job.gpus_per_worker
     else:
         donors, give = _waiting_donors(r, j, lowest)
-    servers = r.state.cluster.servers
+    servers = r.cluster.servers
     # Any server fits a job of no GPU type (Job.fits), so no call per server.
     fits = list(servers) if j.job.gpu_type is None else [s for s in servers if j.job.fits(s)]
     obtainable = {s.id: (r.free[s.id] + give[s.id]) // d for s in fits}
@@ -175,7 +175,7 @@ def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) 
     kept only if ``accept`` approves it (the step's next-plan check).
     """
     donors, obtainable, top, m = _offer(r, j)
-    limit = math.ceil(j.requested_gpus / m) if m else 0  # locality_limit, m cached
+    limit = server_limit(j.requested_gpus, m)
     # The servers chosen below give at most the `limit` largest obtainable
     # counts: when even those fall short of min_j, j cannot start (most
     # waiting jobs of a compaction round end here).
@@ -215,7 +215,7 @@ def compact(r: Round, j: EdlJob, accept: Callable[[Round], bool] | None = None) 
         # The trial less its steps past k is the round after the start (its
         # counts and free GPUs exactly; an emptied entry put back may sit
         # elsewhere in a dict's order, which the check does not read), so
-        # no second copy is made (issue 25, fourth pass).
+        # no second copy is made.
         _undo(trial, j, steps[k:])
         if not accept(trial):
             return 0

@@ -95,32 +95,6 @@ class EdlJob:
             if any(x <= 0 for x in speedup):
                 raise InvalidInstanceError("speedup", "values must be finite and > 0")
 
-    @classmethod
-    def _trusted(
-        cls,
-        job: Job,
-        service: float,
-        waiting: float,
-        speedup: tuple[float, ...],
-        requested: int,
-        executed: float = 0.0,
-    ) -> EdlJob:
-        """An EdlJob from values already in checked form, skipping ``__post_init__``.
-
-        For callers that validated the same job once (an :class:`EdlJob` built
-        the public way) and only change ``service``, ``waiting`` and
-        ``executed``, which must be finite floats >= 0: re-checking every speed-up value at every
-        scheduling event dominated a simulator's run time. O(1).
-        """
-        out = object.__new__(cls)
-        object.__setattr__(out, "job", job)
-        object.__setattr__(out, "service", service)
-        object.__setattr__(out, "waiting", waiting)
-        object.__setattr__(out, "speedup", speedup)
-        object.__setattr__(out, "requested", requested)
-        object.__setattr__(out, "executed", executed)
-        return out
-
     @property
     def id(self) -> str:
         return self.job.id
@@ -191,11 +165,20 @@ class TiresiasParams:
                 raise InvalidInstanceError("promote_knob", f"must be > 0 or None, got {knob!r}")
             object.__setattr__(self, "promote_knob", knob)
 
-    def limit(self, job: EdlJob) -> float:
-        """The waiting time after which ``job``, waiting in a lower queue, returns to G0. O(1)."""
+    def limit(self, executed: float) -> float:
+        """How long a job of a lower queue waits before it returns to G0, having run ``executed``.
+
+        The fixed ``starvation`` limit, or ``promote_knob`` times the time the
+        job has run (Tiresias' STARVELIMIT). O(1).
+
+        Examples
+        --------
+        >>> TiresiasParams(starvation=3600.0).limit(50.0), TiresiasParams(promote_knob=8.0).limit(50.0)
+        (3600.0, 400.0)
+        """
         if self.promote_knob is None:
             return self.starvation
-        return self.promote_knob * job.executed
+        return self.promote_knob * executed
 
     def queue(self, service: float) -> int:
         """The queue of a job with this attained service (0 = G0)."""
@@ -344,34 +327,6 @@ class EdlState:
             except InvalidInstanceError as e:
                 raise e.at(f"jobs[{i}]") from None
         return cls(cluster, tuple(out), placement or Placement(), params or TiresiasParams())
-
-    @classmethod
-    def _trusted(
-        cls,
-        cluster: Cluster,
-        jobs: tuple[EdlJob, ...],
-        placement: Placement,
-        params: TiresiasParams,
-        by_id: Mapping[str, EdlJob] | None = None,
-    ) -> EdlState:
-        """A state from parts the caller guarantees valid, skipping ``__post_init__``'s checks.
-
-        The caller must hold what the public constructor checks: unique ids,
-        every placed job known, within min..max workers, on servers of its GPU
-        type and within capacity. For a simulator adapter whose engine already
-        enforces these (EdlJob's and the placement's validation at every event
-        was most of its run time); users build states the public way. O(J),
-        O(1) with ``by_id``: the same jobs by id, which the caller keeps
-        (read through a read-only view, never changed while the state lives).
-        """
-        out = object.__new__(cls)
-        object.__setattr__(out, "cluster", cluster)
-        object.__setattr__(out, "jobs", jobs)
-        object.__setattr__(out, "placement", placement)
-        object.__setattr__(out, "params", params)
-        index = {j.job.id: j for j in jobs} if by_id is None else by_id
-        object.__setattr__(out, "_by_id", MappingProxyType(index))
-        return out
 
     @property
     def jobs_by_id(self) -> Mapping[str, EdlJob]:

@@ -1,14 +1,14 @@
 """The waiting jobs of one Elastic-Tiresias round, in priority order, in streams of like jobs.
 
-Compaction tries every waiting job in priority order, and the next-plan
-check walks the priority order for the waiting jobs whose P_j still fits
-Tiresias' budget; on a long queue both were O(J) per call, the most of a
-heavily loaded run (issue 25: P_MIX2 on 40-80 servers, thousands waiting).
-Split into streams, each a sorted list of jobs of one queue and one
-:func:`kind`, a pass merges the streams' heads and drops a whole stream at
-once: the check when its P_j g exceeds the budget (which only falls), the
-compaction loop while its class is known to fail (see
-:func:`~.elastic_tiresias.elastic_rules`). A job's priority key is
+Tiresias' budget pass visits the waiting jobs whose P_j g still fits the
+budget, and compaction tries the waiting jobs in priority order; on a long
+queue (P_MIX2 on 40-80 servers: thousands waiting) a pass over every job
+per call was most of a run. Split into streams, each a sorted list of jobs
+of one queue and one :func:`kind`, a pass merges the streams' heads and
+drops a whole stream at once: the budget pass when its P_j g exceeds the
+budget (which only falls, :func:`~.plan.budget_pass`), the compaction loop
+while its class (:func:`job_class`) is known to fail
+(:func:`~.elastic_tiresias.elastic_rules`). A job's priority key is
 ``base + item``, the same key as the round's ``prio`` (the step: the
 position in the order; the simulator's adapter: ``(queue << 32) | index``).
 A stream may list jobs that run in the round (the passes skip them).
@@ -17,10 +17,9 @@ A stream may list jobs that run in the round (the passes skip them).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduling_opt.policies.edl._round import Round
 from scheduling_opt.policies.edl.model import EdlJob
 
 
@@ -46,6 +45,19 @@ def kind(j: EdlJob) -> tuple[object, ...]:
     return (job.gpu_type, job.gpus_per_worker, job.min_workers, p, j.speedup[:p] or None)
 
 
+def job_class(queue: int, kind_of: Hashable) -> Hashable:
+    """Compaction's class of a waiting job: max(1, its queue) (its donors' lowest queue) and its kind.
+
+    ``kind_of``: :func:`kind`, or a number standing for it.
+
+    Examples
+    --------
+    >>> job_class(0, ("k",)) == job_class(1, ("k",)), job_class(2, ("k",))
+    (True, (2, ('k',)))
+    """
+    return (max(1, queue), kind_of)
+
+
 @dataclass(frozen=True, slots=True)
 class Stream:
     """Waiting jobs of one queue and one kind: priority keys ``base + item``, ascending."""
@@ -67,18 +79,27 @@ class Waiting:
     count: int
 
     @classmethod
-    def of(cls, r: Round, order: Sequence[EdlJob]) -> Waiting:
-        """The jobs of ``order`` not placed in ``r``, keyed by position (``r.prio`` must be it).
+    def of(
+        cls, order: Sequence[EdlJob], queue: Mapping[str, int], placed: Container[str]
+    ) -> Waiting:
+        """The jobs of ``order`` not ``placed``, keyed by their position in it, by (queue, kind).
 
         O(J + sum of P_j) for J jobs.
+
+        Examples
+        --------
+        >>> from scheduling_opt.model import Job
+        >>> order = [EdlJob(Job(k, 1, 2, 9.0)) for k in "abc"]
+        >>> w = Waiting.of(order, {"a": 0, "b": 0, "c": 1}, {"b"})
+        >>> [(s.cls[0], s.want, s.items) for s in w.streams], w.count
+        ([(1, 2, [0]), (1, 2, [2])], 2)
         """
         groups: dict[tuple[int, tuple[object, ...]], list[int]] = {}
-        alloc, queue = r.alloc, r.queue
         for i, j in enumerate(order):
-            if j.job.id not in alloc:
+            if j.job.id not in placed:
                 groups.setdefault((queue[j.job.id], kind(j)), []).append(i)
         streams = [
-            Stream(0, (max(1, q), k), order[items[0]].requested_gpus, items)
+            Stream(0, job_class(q, k), order[items[0]].requested_gpus, items)
             for (q, k), items in groups.items()
         ]
         return cls(streams, order.__getitem__, sum(len(s.items) for s in streams))

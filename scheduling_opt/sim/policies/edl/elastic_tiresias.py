@@ -1,4 +1,4 @@
-"""EDL's Elastic-Tiresias in the simulator: the step's rules kept incrementally across calls.
+"""EDL's Elastic-Tiresias in the simulator: the step's rules on an index of the state kept across calls.
 
 The policy is :func:`~scheduling_opt.policies.edl.elastic_tiresias_step`
 (EDL (TPDS '22) §5.1 Algorithm 1, §6.3; Tiresias (NSDI '19)) over the
@@ -15,57 +15,64 @@ Times: the trace's unit; ``unit_seconds`` converts EDL's thresholds (500 and
 10,000 GPU-seconds) and starvation limit (3,600 s) into it (60 for the
 Chronus-Philly minutes).
 
-Cost (issue 25). Rebuilding the step's state at every call cost O(J)
-objects per call for J unfinished jobs, and the full P_MIX2 trace makes
-~30,000 calls over ~500-1,500 jobs. The adapter now keeps, across calls,
-each job's queue (a sorted list of indices per queue, so the priority order
-is their concatenation), each running job's workers, and a heap of the
-times at which a queue can change: a running job's next threshold crossing
-and a waiting job's starvation promotion, keyed a little early. A job's
-queue is recomputed exactly (``bisect`` on its attained service, as the
-step does) only when something happened to it or its heap time has come;
-every other job's queue is unchanged, because attained service only grows
-while a job runs at a fixed width and is constant while it waits. Per call
-the Tiresias plan walks the priority order once over plain integers
-(O(J), a few operations per job); the starts use the step's gang
-placement on the free GPUs plus the victims' (what the step's kept jobs
-leave); the timer is the exact minimum of the step's formula over the jobs
-that changed and the heap's first entries (the heap's keys are within
-float noise of the exact times, and entries are read until a key exceeds
-the best exact time found by more than that noise). Only a call in which
-compaction runs, or expansion with idle GPUs, builds the step's scratch
-round (O(J)) and runs the step's own rules
-(:func:`~scheduling_opt.policies.edl.elastic_tiresias.elastic_rules`). The
-decisions are the step's, call by call:
-``tests/policies/test_edl_incremental_equivalence.py`` runs the previous
-adapter (the whole state rebuilt and the pure step called at every call,
-``tests/policies/edl_rebuild.py``) beside this one.
+Every rule is the step's own function, called here on the adapter's view
+of the state: a job's queue and promotion and when they next change
+(:mod:`~scheduling_opt.policies.edl.priority`), Tiresias' budget pass, the
+starts' gangs and the restore of idle victims
+(:mod:`~scheduling_opt.policies.edl.plan`), which elastic rule runs and the
+rules themselves (:func:`~scheduling_opt.policies.edl.elastic_tiresias.elastic_rules`
+on a :class:`~scheduling_opt.policies.edl.round.Round`). What the adapter
+keeps is an index of the state (:mod:`.index`), so that a call costs what
+changed rather than O(J) objects: the full P_MIX2 trace makes tens of
+thousands to over a million calls over hundreds to thousands of jobs. A
+job's queue is recomputed only when something happened to it or the time
+at which it can change has come (a heap of those times, as
+:func:`~scheduling_opt.policies.edl.priority.job_queue` gave them at the
+last look): attained service only grows while a job runs at a fixed
+width and is constant while it waits. The timer is the exact minimum of
+that formula over the jobs this call changed and the heap's first entries
+(the keys are within float noise of the exact times, and entries are read
+until a key exceeds the best exact time by more than that noise). The
+round for the elastic rules (O(J)) is built only in a call where
+compaction runs, or expansion with idle GPUs.
+``tests/policies/test_edl_incremental_equivalence.py`` runs an adapter
+that rebuilds the whole state and calls the pure step at every call
+(``tests/policies/edl_rebuild.py``) beside this one: the same decisions,
+call by call.
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 
-from scheduling_opt.model import Cluster, GpuType, Job, Placement, Server
+from scheduling_opt.model import Cluster, GpuType, Job, Server
 from scheduling_opt.policies.edl import (
     DEFAULT_COMPACTION,
     DEFAULT_QOS,
     DEFAULT_STARVATION,
     DEFAULT_THRESHOLDS,
     EdlJob,
-    EdlState,
     Mode,
     TiresiasParams,
     qos_floor,
 )
-from scheduling_opt.policies.edl._round import Round
-from scheduling_opt.policies.edl.elastic_tiresias import elastic_rules, gang_on
-from scheduling_opt.policies.edl.waiting import Stream, Waiting, kind
+from scheduling_opt.policies.edl.elastic_tiresias import elastic_rule, elastic_rules
+from scheduling_opt.policies.edl.plan import Gangs, restore_idle
+from scheduling_opt.policies.edl.priority import job_queue
+from scheduling_opt.policies.edl.round import Round
+from scheduling_opt.policies.edl.stragglers import DEFAULT_FACTOR, DEFAULT_WINDOW
+from scheduling_opt.policies.edl.waiting import Waiting
 from scheduling_opt.sim.cluster import Placement as SimPlacement
+from scheduling_opt.sim.policies.edl.index import QueueIndex
+from scheduling_opt.sim.policies.edl.system import (
+    STRAGGLER_SPEED,
+    Costs,
+    Stragglers,
+    make_room,
+)
 from scheduling_opt.sim.protocol import Decision, JobView, View
-from scheduling_opt.sim.speed import _curve
+from scheduling_opt.sim.speed import scaling_at
 from scheduling_opt.sim.workload import SimJob
 
 #: Tolerance of a timer against the current time (float noise of service sums).
@@ -87,55 +94,8 @@ def speedup(job: SimJob) -> tuple[float, ...]:
     """
     if not job.scaling:
         return ()
-    base = _curve(job.scaling, 1)
-    return tuple(_curve(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
-
-
-class _Sums:
-    """Workers of one queue's running jobs, summed over a range of job indices (Fenwick tree).
-
-    ``add(i, delta)`` and ``below(i)`` (the sum over indices < i) in
-    O(log N) for N the largest index seen; the tree doubles when an index
-    outgrows it (O(N) then, O(log N) times per run).
-    """
-
-    def __init__(self) -> None:
-        self.tree = [0] * 1024
-        self.values = [0] * 1024
-
-    def add(self, i: int, delta: int) -> None:
-        tree = self.tree
-        n = len(tree)
-        if i >= n:
-            self._grow(i)
-            tree = self.tree
-            n = len(tree)
-        self.values[i] += delta
-        i += 1
-        while i <= n:
-            tree[i - 1] += delta
-            i += i & -i
-
-    def below(self, i: int) -> int:
-        tree = self.tree
-        i = min(i, len(tree))
-        total = 0
-        while i > 0:
-            total += tree[i - 1]
-            i &= i - 1
-        return total
-
-    def _grow(self, i: int) -> None:
-        n = len(self.tree)
-        while n <= i:
-            n *= 2
-        values = self.values + [0] * (n - len(self.values))
-        tree = values.copy()  # the linear build: each node passes its sum to its parent
-        for k in range(1, n + 1):
-            parent = k + (k & -k)
-            if parent <= n:
-                tree[parent - 1] += tree[k - 1]
-        self.values, self.tree = values, tree
+    base = scaling_at(job.scaling, 1)
+    return tuple(scaling_at(job.scaling, p) / base for p in range(1, job.max_gpus + 1))
 
 
 class EdlTiresias:
@@ -183,6 +143,14 @@ class EdlTiresias:
         compaction: int = DEFAULT_COMPACTION,
         qos: float = DEFAULT_QOS,
         promote_knob: float | None = None,
+        scaling: str = "edl",
+        straggler_rate: float = 0.0,
+        straggler_speed: float = STRAGGLER_SPEED,
+        straggler_factor: float = DEFAULT_FACTOR,
+        straggler_window: int = DEFAULT_WINDOW,
+        mitigate: bool = True,
+        seed: int = 0,
+        migrate: bool = False,
     ) -> None:
         self.name = "elastic-tiresias" if elastic else "edl-tiresias"
         self.params = TiresiasParams(
@@ -193,168 +161,108 @@ class EdlTiresias:
             elastic=elastic,
             promote_knob=promote_knob,
         )
-        self.cluster: Cluster | None = None
-        self.capacity: tuple[int, ...] = ()
-        # Per unfinished job, by index (inserted at arrival, so in arrival order):
-        # the EdlJob validated once, its id, its P_j and its queue (after promotions).
+        self.index = QueueIndex(len(self.params.thresholds) + 1)
+        # Per unfinished job, by index (inserted at arrival, so in arrival
+        # order): the EdlJob validated once and its P_j; by id, as the step's
+        # round reads them: the job and compaction's floor.
         self.jobs: dict[int, EdlJob] = {}
-        self.ids: dict[int, str] = {}
         self.want: dict[int, int] = {}
-        self.level: dict[int, int] = {}
-        # The same by id, as the step's round reads them (compaction's floors).
         self.by_id: dict[str, EdlJob] = {}
         self.floors: dict[str, int] = {}
-        # Job indices of each queue, ascending: the priority order is their concatenation.
-        levels = len(self.params.thresholds) + 1
-        self.lists: list[list[int]] = [[] for _ in range(levels)]
-        # The same split for the plan: running jobs, and waiting jobs by kind
-        # (waiting.kind, numbered in order of appearance; kind_want: its P_j g,
-        # which is P_j here: one GPU per worker).
-        self.runs: list[list[int]] = [[] for _ in range(levels)]
-        self.waits: list[dict[int, list[int]]] = [{} for _ in range(levels)]
-        self.kind: dict[int, int] = {}
-        self.kinds: dict[tuple[object, ...], int] = {}
-        self.kind_want: list[int] = []
-        self.on: set[int] = set()  # the jobs listed in ``runs``
-        # Workers of each queue's running jobs, and each one's as listed there.
-        self.run_total: list[int] = [0] * levels
-        self.sums = [_Sums() for _ in range(levels)]  # the same by index range
-        self.listed: dict[int, int] = {}
-        # Per running job: its engine placement, workers and the step's placement
-        # (server ids), as of the last look at it.
+        # Per running job: its engine placement and workers as of the last look
+        # at it; the same by id as the round takes them (kept, not rebuilt per call).
         self.running: dict[int, SimPlacement] = {}
         self.count: dict[int, int] = {}
-        self.servers: dict[int, dict[str, int]] = {}
-        # The same two by id, as the step's round takes them (kept, not rebuilt per call).
         self.held: dict[str, int] = {}
         self.alloc: dict[str, dict[str, int]] = {}
-        # The jobs' tuple for the step's state, kept until a job comes or goes.
-        self.state_jobs: tuple[EdlJob, ...] | None = None
-        self.server_rank: dict[str, int] = {}  # the cluster's server ids -> their index
-        # Each unfinished job's queue by id (the step's round reads it so), and
-        # its place in the priority order as ``(queue << 32) | index`` (the
-        # queues' lists concatenated sort so; job indices are below 2^32, as
-        # ``limits.MAX_JOBS`` is 10^6): what the round's ``prio`` is read for
-        # (compaction's donor order, the check's keys), kept as queues change.
-        self.queue: dict[str, int] = {}
-        self.prio: dict[str, int] = {}
         self.offset: dict[int, float] = {}  # service at the last promotion to G0
         # (time a little before a job's queue may change, job, stamp); stale when
         # the stamp is not the job's current one.
         self.events: list[tuple[float, int, int]] = []
         self.stamp: dict[int, int] = {}
         self.dirty: set[int] = set()  # jobs to look at again at the next call
-        self.rank: dict[int, int] = {}  # server index -> itself (the step's tie-break)
-        # The capacities last seen, their sum and the largest (0: none).
-        self.sizes: tuple[tuple[int, ...], int, int] = ((), 0, 0)
+        # The cluster as the step sees it (servers with GPUs, ids "s<index>") and
+        # as the plan's gangs see it (positions = engine indices), per capacity.
+        self.capacity: tuple[int, ...] | None = None
+        self.cluster: Cluster | None = None
+        self.server_rank: dict[str, int] = {}  # step's server id -> its rank
         self.named: list[tuple[int, str]] = []  # (index, step's id) of the servers with GPUs
-        # The waiting streams by (queue, kind), each over its list in ``waits``.
-        self.streams: dict[tuple[int, int], Stream] = {}
+        self.total = 0
+        self.gangs = Gangs([], ())  # the starts' gangs, on the free GPUs of each call
         self.modes: dict[str, int] = {"compaction": 0, "expansion": 0, "none": 0}
+        # EDL's runtime (system.py): what a resize stops, and the stragglers.
+        self.costs = Costs.of(scaling, unit_seconds)
+        self.stragglers = Stragglers(
+            straggler_rate,
+            straggler_speed,
+            straggler_factor,
+            straggler_window,
+            mitigate,
+            unit_seconds,
+            seed,
+        )
+        self.stopped = 0.0  # trace units of stops charged
+        self.migrate = migrate
+        self.migrations = 0
 
     def stats(self) -> dict[str, float]:
-        """How many calls ran each elastic rule (``compaction``, ``expansion``, ``none``)."""
-        return {f"calls_{k}": float(v) for k, v in self.modes.items()}
+        """Calls per elastic rule (``calls_compaction`` ...), stragglers removed, stops charged."""
+        out = {f"calls_{k}": float(v) for k, v in self.modes.items()}
+        if self.stragglers.rate:
+            out["stragglers_removed"] = float(self.stragglers.removed)
+        if self.costs.out or self.costs.inward:
+            out["scaling_stop"] = self.stopped
+        if self.migrate:
+            out["migrations"] = float(self.migrations)
+        return out
 
-    def _cluster(self, capacity: tuple[int, ...]) -> Cluster:
-        if self.cluster is None or capacity != self.capacity:
-            servers = tuple(Server(f"s{i}", "V100", c) for i, c in enumerate(capacity) if c > 0)
-            self.cluster = Cluster((GpuType("V100"),), servers)
-            self.capacity = capacity
-            self.server_rank = {s.id: k for k, s in enumerate(servers)}
-        return self.cluster
+    def _servers(self, capacity: tuple[int, ...]) -> None:
+        """The step's cluster and the server maps for ``capacity``, once per capacity."""
+        self.capacity = capacity
+        servers = tuple(Server(f"s{i}", "V100", c) for i, c in enumerate(capacity) if c > 0)
+        self.cluster = Cluster((GpuType("V100"),), servers)
+        self.server_rank = {s.id: k for k, s in enumerate(servers)}
+        self.named = [(s, f"s{s}") for s, c in enumerate(capacity) if c > 0]
+        self.total = sum(capacity)
+        self.gangs = Gangs([], capacity, None, {s: s for s in range(len(capacity))})
 
     # ------------------------------------------------------------------ bookkeeping
 
     def _admit(self, st: JobView) -> None:
         """A new job: validated once (the public EdlJob constructor checks the curve and P_j)."""
         i, j = st.index, st.job
-        key = str(i)
-        job = EdlJob(Job(key, j.min_gpus, j.max_gpus, j.work), 0.0, 0.0, speedup(j), j.gpus)
+        job = EdlJob(Job(str(i), j.min_gpus, j.max_gpus, j.work), 0.0, 0.0, speedup(j), j.gpus)
         self.jobs[i] = job
-        self.ids[i] = key
         self.want[i] = job.parallelism
-        self.by_id[key] = job
-        self.floors[key] = qos_floor(job, self.params.qos)
-        k = self.kinds.setdefault(kind(job), len(self.kinds))
-        if k == len(self.kind_want):
-            self.kind_want.append(job.requested_gpus)
-        self.kind[i] = k
-        self.level[i] = -1
-        self.state_jobs = None
+        self.by_id[job.id] = job
+        self.floors[job.id] = qos_floor(job, self.params.qos)
+        self.index.admit(i, job)
         self.dirty.add(i)
 
     def _forget(self, i: int) -> None:
-        level = self.level.pop(i, None)
-        if level is None:
+        if not self.index.forget(i):
             return
-        if level >= 0:
-            self._unlist(i, level)
-            self._unsplit(i, level)
-        key = self.ids.pop(i)
-        del self.jobs[i], self.want[i], self.kind[i], self.by_id[key], self.floors[key]
-        for d in (self.running, self.count, self.servers, self.offset, self.stamp):
+        key = self.jobs.pop(i).id
+        self.stragglers.gone(i)
+        del self.want[i], self.by_id[key], self.floors[key]
+        for d in (self.running, self.count, self.offset, self.stamp):
             d.pop(i, None)
         self.held.pop(key, None)
         self.alloc.pop(key, None)
-        self.state_jobs = None
-        del self.queue[key], self.prio[key]
         self.dirty.discard(i)
-
-    def _unlist(self, i: int, level: int) -> None:
-        lst = self.lists[level]
-        del lst[bisect.bisect_left(lst, i)]
-
-    def _unsplit(self, i: int, level: int) -> None:
-        if i in self.on:
-            self.on.discard(i)
-            n = self.listed.pop(i)
-            self.run_total[level] -= n
-            self.sums[level].add(i, -n)
-            lst = self.runs[level]
-        else:
-            lst = self.waits[level][self.kind[i]]
-        del lst[bisect.bisect_left(lst, i)]
-
-    def _requeue(self, i: int, q: int, running: bool) -> None:
-        old = self.level[i]
-        if old == q and (i in self.on) == running:
-            if running:  # a resize in place: the queue's total follows
-                n = self.count[i]
-                self.run_total[q] += n - self.listed[i]
-                self.sums[q].add(i, n - self.listed[i])
-                self.listed[i] = n
-            return
-        if old >= 0:
-            self._unsplit(i, old)
-        if running:
-            self.on.add(i)
-            self.listed[i] = self.count[i]
-            self.run_total[q] += self.count[i]
-            self.sums[q].add(i, self.count[i])
-            bisect.insort(self.runs[q], i)
-        else:
-            bisect.insort(self.waits[q].setdefault(self.kind[i], []), i)
-        if old != q:
-            if old >= 0:
-                self._unlist(i, old)
-            bisect.insort(self.lists[q], i)
-            self.level[i] = q
-            key = self.ids[i]
-            self.queue[key] = q
-            self.prio[key] = (q << 32) | i
 
     def _refresh(self, view: View, now: float) -> list[int]:
         """Look again at the jobs that changed or whose heap time came; returns the promoted.
 
-        Each such job's queue is the step's: ``bisect`` on its attained
-        service now, G0 for a waiting job starving past the limit; its next
-        heap time is pushed. Promoted jobs are returned in arrival order.
+        Each such job's queue is the step's
+        (:func:`~scheduling_opt.policies.edl.priority.job_queue` on its
+        service since it last entered G0), and the time its queue can next
+        change is pushed on the heap. Promoted jobs are returned in arrival
+        order.
         """
         p = self.params
-        th, levels, starvation, knob = p.thresholds, len(p.thresholds), p.starvation, p.promote_knob
-        heap, stamp, dirty = self.events, self.stamp, self.dirty
-        # Keys run up to ~1e-11 early or late against the exact crossing (float
+        heap, stamp, dirty, index = self.events, self.stamp, self.dirty, self.index
+        # Keys run up to ~1e-11 early or late against the exact time (float
         # noise of the service sums); a job is looked at from this much before.
         tol = 1e-7 * (1.0 + abs(now))
         while heap and heap[0][0] <= now + tol:
@@ -363,43 +271,39 @@ class EdlTiresias:
                 dirty.add(i)
         pending, running = view.pending, view.running
         promoted: list[int] = []
-        offset, ids = self.offset, self.ids
         elastic = p.elastic  # only the elastic rules read the placements by server id
+        offset = self.offset
         for i in dirty:
             st = running.get(i) or pending.get(i)
             if st is None:
                 continue
             las = st.service(now) - offset.get(i, 0.0)
             las = float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
-            q = bisect.bisect_right(th, las)
             s = stamp[i] = stamp.get(i, 0) + 1
             place = st.placement
+            key = index.ids[i]
             if place:
                 held = sum(g for _, g in place) if len(place) > 1 else place[0][1]
                 self.running[i] = place
-                self.count[i] = held
-                key = ids[i]
-                self.held[key] = held
+                self.count[i] = self.held[key] = held
                 if elastic:
-                    self.servers[i] = self.alloc[key] = {f"s{s}": g for s, g in place if g}
-                if q < levels:
-                    heapq.heappush(heap, (now + (th[q] - las) / held, i, s))
+                    self.alloc[key] = {f"s{s}": g for s, g in place if g}
+                q, up, wait = job_queue(p, las, held, 0.0, 0.0)
             else:
+                held = 0
                 self.running.pop(i, None)
                 self.count.pop(i, None)
-                self.servers.pop(i, None)
-                key = ids[i]
                 self.held.pop(key, None)
                 self.alloc.pop(key, None)
-                if q:
-                    # A waiting job's executed time is constant: its limit is fixed.
-                    limit = starvation if knob is None else knob * st.executed(now)
-                    if float(max(0.0, now - st.queued_since)) >= limit:
-                        promoted.append(i)
-                        q = 0
-                    else:
-                        heapq.heappush(heap, (st.queued_since + limit, i, s))
-            self._requeue(i, q, bool(place))
+                # A waiting job's executed time is constant: its limit is fixed.
+                waited = float(max(0.0, now - st.queued_since))
+                q, up, wait = job_queue(p, las, 0, waited, st.executed(now))
+                if up:
+                    promoted.append(i)
+                    wait = math.inf
+            if wait < math.inf:
+                heapq.heappush(heap, (now + wait, i, s))
+            index.requeue(i, q, held)
         dirty.clear()
         promoted.sort()
         return promoted
@@ -414,100 +318,57 @@ class EdlTiresias:
             self._admit(st)
         self.dirty.update(st.index for st in view.started)
         self.dirty.update(st.index for st in view.evicted)
-        if not self.level:
+        if not len(self.index):
             return Decision()
         promoted = self._refresh(view, now)
         capacity = tuple(view.capacity)
-        if capacity != self.sizes[0]:  # the cluster's total and largest server, once
-            self.sizes = (capacity, sum(capacity), max((c for c in capacity if c > 0), default=0))
-            self.named = [(s, f"s{s}") for s, c in enumerate(capacity) if c > 0]
+        if capacity != self.capacity:
+            self._servers(capacity)
         count, want = self.count, self.want
-        # The Tiresias plan (the step's _base_plan): in priority order a job is in
-        # the plan while its GPUs fit the cluster's; a running job outside it stops.
-        budget = self.sizes[1]
+        # Tiresias' plan: the budget pass, then the starts' gangs on the GPUs
+        # the kept jobs leave (the view's free GPUs and the victims').
         start: list[int] = []
         preempted: list[int] = []
-        for q in range(len(self.runs)):
-            budget = self._plan_queue(q, budget, start, preempted)
-        # Kept jobs hold their GPUs; the victims' are free for the starts.
+        self.index.plan(self.total, start, preempted)
         free = list(view.free)
         for i in preempted:
             for s, g in self.running[i]:
                 free[s] += g
-        m = self.sizes[2]
-        if len(self.rank) != len(capacity):
-            self.rank = {s: s for s in range(len(capacity))}
+        gangs = self.gangs
+        gangs.reset(free)
         started: list[int] = []
         placed: dict[int, SimPlacement] = {}
-        top: list[int] = []  # the free counts, largest first (until a start changes them)
-        biggest = -1  # the largest free count (-1: to compute)
         for i in start:
-            need = want[i]
-            limit = -(-need // m) if m else 0
-            if limit == 1:
-                # gang_on's choice of one server (pick_servers): the fewest free
-                # GPUs that hold the gang, then the lowest index (its rank).
-                if biggest < 0:
-                    biggest = max(free, default=0)
-                if biggest < need:
-                    continue  # most attempts: no server holds it
-                # min((f, s) for f >= need): the smallest such count present,
-                # its first server (list scans in C: counts are at most m).
-                f = need
-                while f not in free:
-                    f += 1
-                s = free.index(f)
-                free[s] -= need
-                started.append(i)
-                placed[i] = ((s, need),)
-                top, biggest = [], -1
-                continue
-            # The gang fits iff the `limit` largest free counts cover it (the
-            # step's greedy takes the largest servers first): most attempts
-            # fail, and this test skips their O(S log S) server choice.
-            if not top:
-                top = sorted(free, reverse=True)
-            if sum(top[:limit]) < need:
-                continue
-            usable = {s: f for s, f in enumerate(free) if f >= 1}
-            where = gang_on(usable, need, limit, self.rank)
+            where = gangs.place(want[i])
             if where is not None:
-                for s, n in where.items():
-                    free[s] -= n
                 started.append(i)
-                placed[i] = tuple(sorted(where.items()))
-                top, biggest = [], -1
+                placed[i] = tuple(sorted(where))
         mode: Mode = "none"
         resize: list[tuple[int, int, SimPlacement]] = []
         after: dict[int, int] = {}  # new worker counts of the jobs the rules changed
         p = self.params
         if p.elastic:
-            still = []
-            running = self.running
-            for i in preempted:  # a victim whose GPUs no start took keeps running
-                place = running[i]
-                if len(place) == 1:  # most jobs: one server, no generator
-                    s, g = place[0]
-                    if free[s] >= g:
-                        free[s] -= g
-                    else:
-                        still.append(i)
-                elif all(free[s] >= g for s, g in place):
-                    for s, g in place:
-                        free[s] -= g
-                else:
-                    still.append(i)
-            preempted = still
-            waiting = len(self.level) - (len(count) - len(preempted) + len(started))
-            if waiting > p.compaction or (waiting == 0 and max(free, default=0) > 0):
-                mode = self._elastic_rules(
-                    capacity, free, preempted, started, placed, after, waiting
-                )
+            preempted = restore_idle(free, preempted, self.running.__getitem__)
+            waiting = len(self.index) - (len(count) - len(preempted) + len(started))
+            mode = elastic_rule(p, waiting)
+            # Expansion with no idle GPU changes nothing: no round to build.
+            if mode == "compaction" or (mode == "expansion" and max(free, default=0) > 0):
+                self._elastic_rules(free, preempted, started, placed, after, waiting)
                 resize = [(after[i] - count[i], i, placed[i]) for i in sorted(after) if i in count]
                 resize.sort()
-            elif waiting == 0:
-                mode = "expansion"  # no idle GPU: expansion changes nothing
         self.modes[mode] += 1
+        rates: list[tuple[int, float]] = []
+        stalls: list[tuple[int, float]] = []
+        if self.migrate and len(started) < len(start):
+            self._make_room(view, start, started, preempted, placed, after, resize)
+        if self.stragglers.rate:
+            self._stragglers(now, started, preempted, placed, after, resize, rates)
+        if resize and (self.costs.out or self.costs.inward):
+            for _, i, _ in resize:
+                stop = self.costs.stop(count[i], after[i])
+                if stop > 0.0:
+                    stalls.append((i, stop))
+                    self.stopped += stop
         for i in started:
             after.setdefault(i, sum(n for _, n in placed[i]))
         for i in preempted:
@@ -515,6 +376,9 @@ class EdlTiresias:
         for i in promoted:
             after.setdefault(i, 0)
         wake = self._wake(view, now, after)
+        due = self.stragglers.next_due()
+        if due is not None and (wake is None or due < wake):
+            wake = due
         for i in after:  # look at them again next call; their heap entries are stale
             self.stamp[i] += 1
             self.dirty.add(i)
@@ -525,86 +389,129 @@ class EdlTiresias:
             preempt=tuple(preempted),
             resize=tuple((i, place) for _, i, place in resize),
             wake_at=wake,
+            rate=tuple(rates),
+            stall=tuple(stalls),
         )
 
-    def _plan_queue(self, q: int, budget: int, start: list[int], preempted: list[int]) -> int:
-        """The Tiresias plan over one queue, in index order; returns the budget left.
+    def _make_room(
+        self,
+        view: View,
+        start: list[int],
+        started: list[int],
+        preempted: list[int],
+        placed: dict[int, SimPlacement],
+        after: dict[int, int],
+        resize: list[tuple[int, int, SimPlacement]],
+    ) -> None:
+        """Worker migration (:func:`.system.make_room`) for the plan's starts that found no gang.
 
-        A running job stays while its GPUs fit the budget, else it stops; a
-        waiting job is a start candidate when its P_j fits. Each P_j's
-        waiting jobs are merged by index (a heap of their heads); a P_j above
-        the budget is dropped at its first job, since the budget only falls:
-        the jobs that cannot fit are never visited, which is most of a long
-        queue. The running jobs between two candidates are taken in one
-        step when their workers (a range sum of the queue's Fenwick tree)
-        fit, one by one only when they do not (then some are preempted).
-        O(C (log B + log N) + P) for C candidates, B distinct P_j, N jobs
-        and P running jobs visited one by one (issue 25: the running jobs
-        were visited one by one through the heap, most of a run).
+        The free GPUs after the call's decisions are rebuilt (O(R + S));
+        a job the call already resized does not move. A move is a resize
+        to the same size on one server; the waiting job then starts.
         """
-        count, runs, waits, sums = self.count, self.runs[q], self.waits[q], self.sums[q]
-        pos = 0  # runs[pos:] not yet planned
-        of = self.kind_want
-        streams = [lst for k, lst in waits.items() if lst and of[k] <= budget]
-        if streams:
-            wants = [of[k] for k, lst in waits.items() if lst and of[k] <= budget]
-            heads = [(lst[0], k) for k, lst in enumerate(streams)]
-            heapq.heapify(heads)
-            at = [0] * len(streams)
-            while heads:
-                x, k = heads[0]
-                w = wants[k]
-                if w > budget:
-                    heapq.heappop(heads)  # this P_j no longer fits, nor will it
-                    continue
-                end = bisect.bisect_left(runs, x, pos)
-                if end > pos:  # the running jobs before candidate x
-                    held = sums.below(x) - sums.below(runs[pos])
-                    if held <= budget:
-                        budget -= held
-                    else:
-                        budget = _keep_or_stop(runs[pos:end], count, budget, preempted)
-                    pos = end
-                    if w > budget:
-                        heapq.heappop(heads)
-                        continue
-                budget -= w
-                start.append(x)
-                n = at[k] = at[k] + 1
-                if n < len(streams[k]):
-                    heapq.heapreplace(heads, (streams[k][n], k))
-                else:
-                    heapq.heappop(heads)
-        if pos >= len(runs):
-            return budget
-        rest = self.run_total[q] - (sums.below(runs[pos]) if pos else 0)
-        if rest <= budget:
-            return budget - rest  # every one fits: all kept
-        return _keep_or_stop(runs[pos:], count, budget, preempted)
+        failed = [i for i in start if i not in placed]
+        if not failed:
+            return
+        gone = set(preempted)
+        free = list(view.capacity)
+        movable: list[tuple[int, SimPlacement]] = []
+        for i, place in self.running.items():
+            if i in gone:
+                continue
+            rows = placed[i] if i in after else place
+            for s, g in rows:
+                free[s] -= g
+            if i not in after:
+                movable.append((i, rows))
+        for i in started:
+            for s, g in placed[i]:
+                free[s] -= g
+        gangs, want = self.gangs, self.want
+        for f in failed:
+
+            def fits(trial: list[int], n: int = want[f]) -> list[tuple[int, int]] | None:
+                gangs.reset(trial)
+                return gangs.place(n)
+
+            found = make_room(free, movable, fits)
+            if found is None:
+                continue
+            j, server, free, where = found
+            for s, g in where:
+                free[s] -= g
+            placed[j] = ((server, self.count[j]),)
+            after[j] = self.count[j]
+            resize.append((0, j, placed[j]))
+            movable = [m for m in movable if m[0] != j]
+            started.append(f)
+            placed[f] = tuple(sorted(where))
+            self.migrations += 1
+        resize.sort()
+
+    def _stragglers(
+        self,
+        now: float,
+        started: list[int],
+        preempted: list[int],
+        placed: dict[int, SimPlacement],
+        after: dict[int, int],
+        resize: list[tuple[int, int, SimPlacement]],
+        rates: list[tuple[int, float]],
+    ) -> None:
+        """The straggler model and its removal (:mod:`.system`), after the rules' decision.
+
+        A preempted job loses its straggler (speed factor back to 1); a
+        started one may get one; a job whose removal is due loses one
+        worker (the last GPU of its last server) when above its minimum,
+        resized like the rules' resizes (``after``, ``placed``, ``resize``).
+        """
+        s = self.stragglers
+        for i in preempted:
+            if i in s.slow:
+                s.gone(i)
+                rates.append((i, 1.0))
+        for i in started:
+            factor = s.onset(i, self.jobs[i].job, sum(n for _, n in placed[i]), now)
+            if factor is not None:
+                rates.append((i, factor))
+        count = self.count
+        for i in s.ripe(now):
+            n = after.get(i, count.get(i, 0))
+            if i not in count or i in preempted or n - 1 < self.jobs[i].job.min_workers:
+                continue
+            rows = list(placed[i] if i in after else self.running[i])
+            server, gpus = rows[-1]
+            rows[-1:] = [(server, gpus - 1)] if gpus > 1 else []
+            placed[i] = tuple(rows)
+            after[i] = n - 1
+            resize[:] = [r for r in resize if r[1] != i]
+            resize.append((n - 1 - count[i], i, placed[i]))
+            rates.append((i, 1.0))
+            s.removed += 1
+        resize.sort()  # shrinks first: the engine applies them in order
 
     def _elastic_rules(
         self,
-        capacity: tuple[int, ...],
         free: list[int],
         preempted: list[int],
         started: list[int],
         placed: dict[int, SimPlacement],
         after: dict[int, int],
         waiting: int,
-    ) -> Mode:
-        """Compaction or expansion on the step's scratch round, built for this call.
+    ) -> None:
+        """Compaction or expansion on the step's round, built for this call from the index.
 
         Fills ``started`` (compaction's starts appended), ``placed`` (the final
         placement of every started or resized job) and ``after`` (the new
         worker count of every resized job). ``waiting``: how many jobs wait
-        after the plan. The waiting jobs go to the rules as the kept streams
-        (each queue's lists by kind, plus one per victim), so that the rules
-        visit only what they need of a long queue (issue 25); the priority
-        order (O(J)) is built only for expansion, when no job waits. O(R + S)
-        for R running jobs and S streams, plus the rules (the O(R) parts are
-        dict copies).
+        after the plan. The waiting jobs go to the rules as the index's
+        streams plus one per victim, so that the rules visit only what they
+        need of a long queue; the priority order (O(J)) is built only for
+        expansion, when no job waits. O(R + S) for R running jobs and S
+        streams, plus the rules (the O(R) parts are dict copies).
         """
-        ids, held = self.ids, self.held
+        index, held = self.index, self.held
+        ids = index.ids
         alloc = dict(self.alloc)  # the entries are shared: the round copies what it changes
         workers = dict(held)
         for i in preempted:
@@ -614,43 +521,25 @@ class EdlTiresias:
             key = ids[i]
             alloc[key] = {f"s{s}": n for s, n in placed[i]}
             workers[key] = sum(n for _, n in placed[i])
-        jobs = self.jobs
-        of, kinds, level = self.kind_want, self.kind, self.level
-        # A queue's stream of a kind reads the kind's list itself (never
-        # replaced, changed only between calls), so it is made once.
-        made = self.streams
-        streams = []
-        for q, by_kind in enumerate(self.waits):
-            for k, lst in by_kind.items():
-                if lst:
-                    stream = made.get((q, k))
-                    if stream is None:
-                        stream = made[q, k] = Stream(q << 32, (max(1, q), k), of[k], lst)
-                    streams.append(stream)
-        for i in preempted:  # waiting again: one stream each
-            q, k = level[i], kinds[i]
-            streams.append(Stream(q << 32, (max(1, q), k), of[k], (i,)))
-        order = [] if waiting else [jobs[i] for lst in self.lists for i in lst]
-        cluster = self._cluster(capacity)
-        if self.state_jobs is None:
-            self.state_jobs = tuple(jobs.values())
-        state = EdlState._trusted(cluster, self.state_jobs, Placement(), self.params, self.by_id)
+        assert self.cluster is not None
         r = Round(
-            state,
+            self.cluster,
             self.params,
             alloc,
             {name: free[s] for s, name in self.named},
-            self.queue,
+            index.queue,
             self.server_rank,
             self.by_id,
             self.floors,
-            self.prio,
+            index.prio,
             workers,
             held,
         )
+        jobs = self.jobs
+        order = [] if waiting else index.order(jobs)
+        queued = Waiting(index.streams(preempted), jobs.__getitem__, waiting)
         begun = [ids[i] for i in started]
-        queued = Waiting(streams, jobs.__getitem__, waiting)
-        mode = elastic_rules(r, order, [ids[i] for i in preempted], begun, queued)
+        elastic_rules(r, order, [ids[i] for i in preempted], begun, queued)
         started[len(started) :] = [int(k) for k in begun[len(started) :]]
         for key in begun:
             placed[int(key)] = tuple(sorted((int(s[1:]), n) for s, n in r.alloc[key].items()))
@@ -660,35 +549,27 @@ class EdlTiresias:
                 i = int(key)
                 after[i] = r.count[key]
                 placed[i] = tuple(sorted((int(s[1:]), g) for s, g in r.alloc[key].items()))
-        return mode
 
     def _wake(self, view: View, now: float, after: dict[int, int]) -> float | None:
         """The step's timer: the next threshold crossing or starvation promotion, exactly.
 
-        The adapter's formula over every job (``now + (threshold - service) /
-        workers`` for a running job below the last queue, ``now + starvation
-        - waiting`` for a waiting job of a lower queue; only times after
-        ``now + 1e-9``) is evaluated for the jobs in ``after`` (changed by
-        this call, with their new workers) and for the heap's jobs in key
-        order until a key exceeds the best time by more than its noise.
+        The time :func:`~scheduling_opt.policies.edl.priority.job_queue`
+        gives a job's queue, after now (only times after ``now + 1e-9``),
+        evaluated for the jobs in
+        ``after`` (changed by this call, with their new workers) and for the
+        heap's jobs in key order until a key exceeds the best time by more
+        than its noise.
         """
         p = self.params
-        th, levels, starvation, knob = p.thresholds, len(p.thresholds), p.starvation, p.promote_knob
         pending, running, offset = view.pending, view.running, self.offset
         floor = now + _EPS
 
         def at(i: int, held: int) -> float:
             st = running.get(i) or pending[i]
             las = st.service(now) - offset.get(i, 0.0)
-            las = float(las) if las > 0.0 else 0.0  # max(0.0, las), the same float
-            q = bisect.bisect_right(th, las)
-            if held and q < levels:
-                return now + (th[q] - las) / held
-            if q > 0 and not held:
-                waiting = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
-                limit = starvation if knob is None else knob * st.executed(now)
-                return now + max(0.0, limit - waiting)
-            return math.inf
+            las = float(las) if las > 0.0 else 0.0  # as _refresh computes it
+            waited = 0.0 if st.placement else float(max(0.0, now - st.queued_since))
+            return now + job_queue(p, las, held, waited, st.executed(now))[2]
 
         best = math.inf
         for i, held in after.items():
@@ -713,14 +594,3 @@ class EdlTiresias:
         for entry in kept:
             heapq.heappush(heap, entry)
         return best if best < math.inf else None
-
-
-def _keep_or_stop(runs: list[int], count: dict[int, int], budget: int, preempted: list[int]) -> int:
-    """Running jobs in order: kept while their workers fit the budget, else preempted."""
-    for i in runs:
-        c = count[i]
-        if c <= budget:
-            budget -= c
-        else:
-            preempted.append(i)
-    return budget

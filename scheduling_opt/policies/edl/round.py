@@ -1,9 +1,13 @@
-"""The mutable scratch copy of one Elastic-Tiresias round.
+"""The mutable scratch copy of one Elastic-Tiresias round: who runs where, what is free.
 
-Shared by the step (Tiresias plan, expansion) and compaction, which must see
-each other's changes within the round; never escapes
-:func:`~.elastic_tiresias.elastic_tiresias_step`. O(S) to build, O(1) per
-worker moved. A copy starts with an empty ``memo``.
+The Tiresias plan fills it and the elastic rules (compaction, expansion)
+change it in place, seeing each other's changes within the round. The step
+(:func:`~.elastic_tiresias.elastic_tiresias_step`) builds one per call from
+its state; the simulator's adapter builds one from the index it keeps
+across calls, only in a call where an elastic rule runs. Jobs and servers
+are named by their ids. O(S) to build, O(1) per worker moved; a copy
+(:meth:`Round.copy`, one per compaction attempt) starts with an empty
+``memo``.
 """
 
 from __future__ import annotations
@@ -11,14 +15,52 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from scheduling_opt.policies.edl.model import EdlJob, EdlState, TiresiasParams
+from scheduling_opt.model import Cluster
+from scheduling_opt.policies.edl.model import EdlJob, TiresiasParams
 
 
 @dataclass(slots=True)
 class Round:
-    """Mutable scratch copy of one round (never escapes the step)."""
+    """One round's placement as it is being decided.
 
-    state: EdlState
+    Attributes
+    ----------
+    cluster : Cluster
+        The servers.
+    params : TiresiasParams
+        The policy's knobs.
+    alloc : dict
+        Job id -> server id -> workers, of every job placed so far.
+    free : dict
+        Server id -> GPUs no placed job holds.
+    queue : dict
+        Job id -> its queue (0 = G0), of every unfinished job.
+    rank : dict
+        Server id -> its position in the cluster (the tie-break).
+    jobs : Mapping
+        Job id -> :class:`~.model.EdlJob`, every unfinished job.
+    floors : Mapping
+        Job id -> the fewest workers compaction may leave it (empty until
+        compaction needs them: :func:`~.elastic_tiresias.elastic_rules`).
+    prio : Mapping
+        Job id -> a key that sorts as Tiresias' priority order.
+    count : dict
+        Job id -> workers placed (kept by :meth:`add` and :meth:`keep`).
+    held : Mapping
+        Job id -> workers it ran with when the round began (absent: waiting).
+
+    Examples
+    --------
+    >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+    >>> c = Cluster((GpuType("V100"),), (Server("s0", "V100", 4),))
+    >>> a = EdlJob(Job("a", 1, 4, 60.0))
+    >>> r = Round(c, TiresiasParams(), {}, {"s0": 4}, {"a": 0}, {"s0": 0}, {"a": a}, {}, {"a": 0})
+    >>> r.add("a", "s0", 3)
+    >>> r.free, r.workers("a"), r.alloc
+    ({'s0': 1}, 3, {'a': {'s0': 3}})
+    """
+
+    cluster: Cluster
     params: TiresiasParams
     alloc: dict[str, dict[str, int]]
     free: dict[str, int]
@@ -39,15 +81,15 @@ class Round:
     # entry since its last copy): any other entry may be another round's too
     # (a copy, or the caller's placement), so it is copied before this round
     # changes it. A copy then costs O(jobs) in C, not a dict per running job
-    # (a compaction round copies itself per attempt), and no set of every
-    # job: both rounds start owning nothing (issue 25, fourth pass; the
-    # former ``shared`` set, all jobs but these, was built twice per copy).
+    # (a compaction round copies itself per attempt), and builds no set of
+    # every job: both rounds start owning nothing.
     owned: set[str] = field(default_factory=set)
 
     def copy(self) -> Round:
+        """A copy to try changes on (compaction's trial): its own dicts, no ``memo``. O(J + S)."""
         self.owned = set()
         return Round(
-            self.state,
+            self.cluster,
             self.params,
             dict(self.alloc),
             dict(self.free),
@@ -62,9 +104,11 @@ class Round:
         )
 
     def workers(self, job_id: str) -> int:
+        """Workers placed for ``job_id`` (0: none). O(1)."""
         return self.count.get(job_id, 0)
 
     def add(self, job_id: str, server: str, n: int) -> None:
+        """``n`` more workers of ``job_id`` on ``server`` (n < 0: fewer); the job is ``touched``. O(1)."""
         if self.memo:
             self.memo.clear()
         self.touched.add(job_id)
