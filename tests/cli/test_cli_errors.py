@@ -49,7 +49,10 @@ def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
             ["bench", "--problem", "mckp", "--method", "dpp"],
             "unknown method(s) ['dpp']; did you mean 'dp'?",
         ),
-        (["bench", "--problem", "mckpp"], "unknown problem 'mckpp'; did you mean 'mckp' or 'mmkp'?"),
+        (
+            ["bench", "--problem", "mckpp"],
+            "unknown problem 'mckpp'; did you mean 'mckp' or 'mmkp'?",
+        ),
         (["reproduce", "arly"], "unknown paper 'arly'; did you mean 'aryl'?"),
     ],
 )
