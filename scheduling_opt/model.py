@@ -6,7 +6,7 @@ when constructed, so a solver can trust them: a violation raises
 
 Papers: Aryl §3-§5 and Appendix E (training servers and inference servers on
 loan to training; V100 = 1.0 and T4 = 0.25 relative compute), Gavel §3 and
-Sia §3 (a throughput per job per GPU type: :class:`ThroughputMatrix`), Chronus §3.3.1
+Sia §3 (a throughput per job per GPU type: :mod:`scheduling_opt.throughput`), Chronus §3.3.1
 (reward step functions for strict/soft SLOs and best effort), AntMan §3.2
 (resource-guarantee vs opportunistic jobs, tenants), ONES §3 (batch sizes).
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.jsonpath import join_path, read_int, read_number, show
+from scheduling_opt.jsonpath import read_int, read_number
 
 Pool = Literal["training", "inference"]
 JobClass = Literal["guarantee", "opportunistic"]
@@ -478,148 +478,3 @@ def index_jobs(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, Job]:
             raise InvalidInstanceError(f"jobs[{i}].gpu_type", f"unknown GPU type {job.gpu_type!r}")
         by_id[job.id] = job
     return by_id
-
-
-@dataclass(frozen=True, slots=True)
-class ThroughputMatrix:
-    """Relative throughput of each job on each GPU type (Gavel §3, Sia §3), ``T[job][type]``.
-
-    Optional: where none is given, a job runs on a GPU type at that type's
-    scalar :attr:`GpuType.compute` (:func:`job_speed`). A job's row lists
-    the same GPU types as every other row; a value is a finite real >= 0
-    (0: the job cannot run on that type, e.g. its model does not fit the
-    GPU's memory), in any unit shared by the matrix (Gavel normalizes each
-    job to its fastest type; iterations per second work as well).
-
-    Parameters
-    ----------
-    rows : mapping of str to (mapping of str to float)
-        ``{job id: {GPU type: throughput}}``.
-
-    Raises
-    ------
-    InvalidInstanceError
-        Naming ``throughputs`` (not a mapping, no row), ``throughputs.<job>``
-        (not a mapping, a GPU type missing from or added to the first row's
-        set) or ``throughputs.<job>.<type>`` (not a number, NaN, infinite,
-        negative).
-
-    Examples
-    --------
-    >>> t = ThroughputMatrix({"a": {"V100": 1.0, "K80": 0.3}, "b": {"V100": 1.0, "K80": 0.5}})
-    >>> t.of("b", "K80"), t.gpu_types
-    (0.5, ('V100', 'K80'))
-
-    References
-    ----------
-    Narayanan et al., "Heterogeneity-aware cluster scheduling policies for
-    deep learning workloads" (Gavel, OSDI '20) §3; Jayaram Subramanya et al.,
-    "Sia" (SOSP '23) §3.
-    """
-
-    rows: Mapping[str, Mapping[str, float]]
-    gpu_types: tuple[str, ...] = field(init=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.rows, Mapping) or not self.rows:
-            raise InvalidInstanceError(
-                "throughputs",
-                f"must be a non-empty mapping job -> GPU type -> throughput, got {show(self.rows)}",
-            )
-        rows: dict[str, dict[str, float]] = {}
-        types: tuple[str, ...] = ()
-        for job, row in self.rows.items():
-            _check_name(job, "throughputs")
-            path = join_path("throughputs", job)
-            if not isinstance(row, Mapping) or not row:
-                raise InvalidInstanceError(
-                    path, f"must be a non-empty mapping GPU type -> throughput, got {show(row)}"
-                )
-            if not rows:
-                types = tuple(row)
-            elif set(row) != set(types):
-                missing = sorted(set(types) - set(row), key=str)
-                extra = sorted(set(row) - set(types), key=str)
-                what = (
-                    f"lacks GPU type {missing[0]!r}" if missing else f"adds GPU type {extra[0]!r}"
-                )
-                raise InvalidInstanceError(
-                    path, f"{what}: every row lists the first row's types {list(types)}"
-                )
-            kept: dict[str, float] = {}
-            for gpu_type in types:
-                _check_name(gpu_type, path)
-                value = read_number(row[gpu_type], join_path(path, gpu_type), 0.0)
-                kept[gpu_type] = float(value)
-            rows[job] = kept
-        object.__setattr__(self, "rows", rows)
-        object.__setattr__(self, "gpu_types", types)
-
-    def of(self, job_id: str, gpu_type: str) -> float:
-        """The throughput of ``job_id`` on ``gpu_type``; unknown names raise InvalidInstanceError."""
-        row = self.rows.get(job_id)
-        if row is None:
-            raise InvalidInstanceError("throughputs", f"no row for job {job_id!r}")
-        if gpu_type not in row:
-            raise InvalidInstanceError(
-                join_path("throughputs", job_id), f"no column for GPU type {gpu_type!r}"
-            )
-        return row[gpu_type]
-
-    def check(self, cluster: Cluster, job_ids: Iterable[str]) -> None:
-        """Check that the rows are exactly the jobs and the columns exactly the cluster's types.
-
-        Raises
-        ------
-        InvalidInstanceError
-            ``throughputs.<job>``: a job that is not one of ``job_ids``, or a
-            GPU type the cluster does not have (``throughputs.<job>.<type>``);
-            ``throughputs``: a job or a GPU type of the cluster with no entry.
-
-        Examples
-        --------
-        >>> c = Cluster((GpuType("V100"),), (Server("s", "V100", 4),))
-        >>> ThroughputMatrix({"a": {"V100": 1.0}}).check(c, ["a", "b"])
-        Traceback (most recent call last):
-        ...
-        scheduling_opt.errors.InvalidInstanceError: throughputs: no row for job 'b' (every job needs one)
-        """
-        ids = list(job_ids)
-        known = set(ids)
-        for job in self.rows:
-            if job not in known:
-                raise InvalidInstanceError(join_path("throughputs", job), f"unknown job {job!r}")
-        first = next(iter(self.rows))
-        for gpu_type in self.gpu_types:
-            if not cluster.has_gpu_type(gpu_type):
-                raise InvalidInstanceError(
-                    join_path(join_path("throughputs", first), gpu_type),
-                    f"unknown GPU type {gpu_type!r} (cluster: {[t.name for t in cluster.gpu_types]})",
-                )
-        for job in ids:
-            if job not in self.rows:
-                raise InvalidInstanceError(
-                    "throughputs", f"no row for job {job!r} (every job needs one)"
-                )
-        for t in cluster.gpu_types:
-            if t.name not in self.rows[first]:
-                raise InvalidInstanceError(
-                    "throughputs",
-                    f"no column for the cluster's GPU type {t.name!r} (every type needs one)",
-                )
-
-
-def job_speed(
-    cluster: Cluster, job_id: str, gpu_type: str, throughputs: ThroughputMatrix | None = None
-) -> float:
-    """How fast ``job_id`` runs on one GPU of ``gpu_type``: the matrix's entry, else ``compute``.
-
-    Examples
-    --------
-    >>> c = Cluster((GpuType("V100"), GpuType("T4", 0.25)), ())
-    >>> job_speed(c, "a", "T4"), job_speed(c, "a", "T4", ThroughputMatrix({"a": {"V100": 1.0, "T4": 0.6}}))
-    (0.25, 0.6)
-    """
-    if throughputs is None:
-        return cluster.gpu_type(gpu_type).compute
-    return throughputs.of(job_id, gpu_type)

@@ -17,10 +17,9 @@ from scheduling_opt.model import (
     Placement,
     PlacementRow,
     Server,
-    ThroughputMatrix,
-    job_speed,
 )
 from scheduling_opt.registry import get_problem
+from scheduling_opt.throughput import ThroughputMatrix, job_speed
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = Cluster(

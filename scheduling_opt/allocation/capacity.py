@@ -3,7 +3,7 @@
 Idle training-usable GPUs plus the GPUs of running elastic jobs' flexible
 workers, each weighted by its speed relative to the fastest training-pool
 type: an idle GPU by its type's ``compute``, a running job's GPU by that
-job's own speed there (:func:`~scheduling_opt.model.job_speed`: the
+job's own speed there (:func:`~scheduling_opt.throughput.job_speed`: the
 throughput matrix when one is given, Gavel §3). O(placement rows + servers).
 """
 
@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from scheduling_opt.model import Cluster, Job, Placement, ThroughputMatrix, job_speed
+from scheduling_opt.model import Cluster, Job, Placement
+from scheduling_opt.throughput import ThroughputMatrix, job_speed
 
 
 def _reference_type(cluster: Cluster) -> str | None:

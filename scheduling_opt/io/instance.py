@@ -53,8 +53,8 @@ from scheduling_opt.model import (
     PlacementRow,
     RewardStep,
     Server,
-    ThroughputMatrix,
 )
+from scheduling_opt.throughput import ThroughputMatrix
 
 FORMAT = "scheduling-opt/v1"
 _RESERVED = ("format", "problem", "cluster", "jobs", "placement", "params")
@@ -320,11 +320,11 @@ def parse_placement(value: object, path: str = "placement") -> Placement:
 
 
 def parse_throughputs(value: object, path: str = "throughputs") -> ThroughputMatrix:
-    """A :class:`~scheduling_opt.model.ThroughputMatrix` from ``{job: {GPU type: value}}``.
+    """A :class:`~scheduling_opt.throughput.ThroughputMatrix` from ``{job: {GPU type: value}}``.
 
     A section of the problems that read it (``allocation``), not a common
     one; the caller checks it against its cluster and jobs
-    (:meth:`~scheduling_opt.model.ThroughputMatrix.check`).
+    (:meth:`~scheduling_opt.throughput.ThroughputMatrix.check`).
 
     Examples
     --------

@@ -7,7 +7,7 @@ may use and every k in ``min_workers..max_workers`` whose ``k *
 gpus_per_worker`` GPUs fit the type's capacity, weighs that many GPUs on
 resource t and is worth ``value(job, t, k)``: by default the job's
 throughput with k workers in units of one reference GPU, ``k *
-job_speed(t)`` (:func:`~scheduling_opt.model.job_speed`: the throughput
+job_speed(t)`` (:func:`~scheduling_opt.throughput.job_speed`: the throughput
 matrix when given, Gavel §3, else the type's ``compute``), the objective of
 Gavel's max-sum-throughput policy under linear scaling. A scheduler passes
 its own ``value`` (Sia: minus its powered goodput) and ``none`` (Sia:
@@ -27,7 +27,8 @@ import numpy as np
 from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError
 from scheduling_opt.jsonpath import read_int, read_number
 from scheduling_opt.mmkp.model import Mmkp, MmkpDecision
-from scheduling_opt.model import Cluster, Job, ThroughputMatrix, index_jobs, job_speed
+from scheduling_opt.model import Cluster, Job, index_jobs
+from scheduling_opt.throughput import ThroughputMatrix, job_speed
 
 #: Most configurations (items) a built instance may have.
 CONFIG_LIMIT = 2_000_000

@@ -6,7 +6,8 @@ import pytest
 
 from scheduling_opt import mmkp as mk
 from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError
-from scheduling_opt.model import Cluster, GpuType, Job, Server, ThroughputMatrix
+from scheduling_opt.model import Cluster, GpuType, Job, Server
+from scheduling_opt.throughput import ThroughputMatrix
 
 from .reference import brute_force
 
