@@ -9,6 +9,7 @@ read from the code.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 from hypothesis import given, settings
 from hypothesis import strategies as hst
@@ -17,7 +18,7 @@ from scheduling_opt.policies.profiler import Submission, submission_control
 from scheduling_opt.sim import ClusterSpec, SimJob, Workload, simulate
 from scheduling_opt.sim.policies.chronus import _artifact_mip_preset
 from scheduling_opt.sim.policies.chronus.policy import Chronus
-from scheduling_opt.sim.policies.chronus.profiling import NOISE_FLOOR, SubmissionGate
+from scheduling_opt.sim.policies.chronus.profiling import NOISE_FLOOR, Profiler, SubmissionGate
 from scheduling_opt.sim.semantics import with_semantics
 from scheduling_opt.sim.sweep import RunConfig
 
@@ -149,3 +150,18 @@ def test_the_artifact_presets_switch_the_system_off() -> None:
     preset = _artifact_mip_preset({})
     assert preset["profiler"] is False
     assert preset["be_lease"] is None
+
+
+def test_a_growing_profiling_cluster_takes_the_emptiest_main_server_and_stops_its_jobs() -> None:
+    # Four 8-GPU servers, server 3 profiles; the target becomes 2. The main
+    # servers hold 8, 4 and 8 GPUs: server 1 is the emptiest, it joins, and
+    # the main job on it (7) is preempted; the one on server 0 (8) stays.
+    prof = Profiler(5.0, None, None, 0.0, 0)
+    prof.servers, prof.target, prof.main = {3}, 2, {7, 8}
+    running = {
+        7: SimpleNamespace(placement=((1, 4),)),
+        8: SimpleNamespace(placement=((0, 8),)),
+    }
+    view = SimpleNamespace(capacity=(8, 8, 8, 8), free=(0, 4, 0, 8), running=running)
+    assert prof._grow(view) == (7,)
+    assert prof.servers == {1, 3}

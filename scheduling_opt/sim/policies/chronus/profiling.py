@@ -16,10 +16,10 @@ Fig. 1 step 1) before the scheduling loop sees it:
   hour (:func:`scheduling_opt.policies.profiler.profiling_capacity`), at
   least one server and at most what leaves the main cluster one server and
   room for the largest job seen so far (none when that is every server:
-  jobs then skip profiling). Before an hour of history has
-  passed (the trace's start), lambda is measured over the time since the
-  first submission (at least ``t_profile``) and re-measured every
-  ``t_profile``: a choice, the paper's cluster has a past. When it grows, it takes the
+  jobs then skip profiling). Before an hour of history has passed (the
+  trace's start), lambda is measured over the time since the first
+  submission (at least ``t_profile``) and re-measured every ``t_profile``:
+  a choice, the paper's cluster has a past. When it grows, it takes the
   main servers with the fewest GPUs in use and the main jobs on them are
   preempted (they go back to the loop's queue); when it shrinks, a server
   returns to the main cluster once no profiling run holds it.
