@@ -17,6 +17,15 @@ the paper sweeps H_MIX2 and P_MIX2, here P_SLO, P_MIX1 and P_MIX2 (the
 released Philly traces). Claims are judged at density 1.0 (the traces as
 released); the "up to" claims take the largest number over the grid.
 
+Fig. 6 (§5.1): the Profiler's claims run ``chronus`` on a study workload
+of their own, ``Short+P_MIX2`` (:data:`STUDY`: the judged density's
+workload plus Short jobs by
+:func:`~scheduling_opt.reproduce.workloads.add_short`), at the judged
+density only: the system, no submission control, fixed Profiling clusters
+(:data:`PROFILER_SIZES`) and runtime noise (:data:`NOISE_LEVELS`);
+``--quick`` runs the first two and one of each of the others. Its claims
+read the Profiler's counters (``profiler_*``, the policy's ``stats()``).
+
 Quick run (``--quick``): the bundled excerpt (P_MIX2's first day) at job
 density :data:`QUICK_DENSITY` (the ``sample`` rule, seed 0: half the
 jobs, so that the whole quick run, seven policies, stays under two minutes
@@ -170,9 +179,14 @@ DIFFERENCES = (
     "count as met at the 72nd term. Admission control on arrival admits a job when the "
     "guaranteed schedule has room for it or the greedy/EDF finds a schedule of all (the "
     "feasibility MILP too in `chronus-exact`); a rejected job is served as best effort "
-    "(`chronus-no-admission`: every SLO job enters each term's selection). The Profiler is "
-    "not modelled: short jobs whose deadlines the 20-minute terms cannot reach are "
-    "rejected rather than finished while profiled. Placement: round-up consolidation for "
+    "(`chronus-no-admission`: every SLO job enters each term's selection). The Profiler "
+    "runs every job FCFS for 5 minutes in a Profiling cluster of whole servers re-sized "
+    "hourly at §3.2.3's lower bound (in the first hour, every 5 minutes), with submission "
+    "control (24 GPUs per tenant per 5 minutes); a multi-server job's two profiling runs "
+    "hold two servers without progress. Best-effort jobs get 5-minute BE leases by SRTF "
+    "on the GPUs the selected guaranteed jobs leave (the Spot cluster). Fig. 6's study "
+    "adds synthesized Short jobs to P_MIX2 (the excerpt under `--quick`; "
+    "reproduce/workloads.add_short), not Helios' H_MIX2 on C96. Placement: round-up consolidation for "
     "the selected jobs, local search (|S| = 1,000 per call, not 100,000) with "
     "model_info.json's sensitivity for the others, a spread job migrated back when room "
     "appears. Baselines as §4.3 configures them, from their own papers' published "
