@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
@@ -165,3 +166,16 @@ def test_a_growing_profiling_cluster_takes_the_emptiest_main_server_and_stops_it
     view = SimpleNamespace(capacity=(8, 8, 8, 8), free=(0, 4, 0, 8), running=running)
     assert prof._grow(view) == (7,)
     assert prof.servers == {1, 3}
+
+
+def test_the_estimate_is_the_noisy_work_less_the_work_done() -> None:
+    # A 10-minute job with 4 minutes left: with a factor 1.5 the Profiler
+    # believes 15 minutes of work, 6 done: 9 left. With 0.2 it believes 2,
+    # already exceeded: the floor. Without a factor, the trace's 4.
+    prof = Profiler(5.0, None, None, 0.3, 0)
+    st = SimpleNamespace(index=0, job=SimJob("j", 0.0, 1, 10.0), remaining=lambda now: 4.0)
+    assert prof.estimate(st, 0.0) == 4.0
+    prof.factor[0] = 1.5
+    assert prof.estimate(st, 0.0) == pytest.approx(9.0)
+    prof.factor[0] = 0.2
+    assert prof.estimate(st, 0.0) == 1e-9
