@@ -22,6 +22,7 @@ sweep's table and plot. Cost: O(points x policies x claims).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,10 @@ SHOWN_SEEDS = 5
 def mean_metrics(results: Sequence[RunResult]) -> Metrics:
     """``policy -> metric -> mean over seeds``.
 
+    The metrics are the run's and, under their own names, the policy's
+    finite counters (``RunResult.extra``: the Profiler's queueing, which
+    Chronus Fig. 6's claims read).
+
     Examples
     --------
     >>> mean_metrics([])
@@ -47,7 +52,12 @@ def mean_metrics(results: Sequence[RunResult]) -> Metrics:
     counts: dict[str, int] = {}
     for r in results:
         acc = sums.setdefault(r.config.name, {})
-        for k, v in r.metrics.items():
+        extra = {
+            k: float(v)
+            for k, v in r.extra.items()
+            if k not in r.metrics and isinstance(v, (int, float)) and math.isfinite(v)
+        }
+        for k, v in (*r.metrics.items(), *extra.items()):
             acc[k] = acc.get(k, 0.0) + v
         counts[r.config.name] = counts.get(r.config.name, 0) + 1
     return {p: {k: v / counts[p] for k, v in m.items()} for p, m in sums.items()}

@@ -181,6 +181,52 @@ def scale_density(
     return jobs + tuple(injected)
 
 
+#: Helios' Short jobs per H_MIX2 job (Chronus Table 1: 5,735 / 6,599).
+SHORT_SHARE = 5735 / 6599
+#: The longest Short job, minutes (T_profile: it ends in the Profiler).
+SHORT_LONGEST = 5.0
+
+
+def add_short(jobs: tuple[SimJob, ...], share: float, seed: int) -> tuple[SimJob, ...]:
+    """``jobs`` plus ``round(share x len(jobs))`` synthesized Short jobs (Chronus Table 1).
+
+    The released traces filtered out the jobs that end in the Profiler
+    (§4.1, "Short"); this rule puts them back: each Short job copies the
+    submission time and tenant of a job drawn uniformly from ``jobs``, asks
+    for the GPUs of another such draw capped at 8 (one server, so that it
+    can end in the Profiler), runs a duration drawn uniformly in
+    [0.1, 1] x :data:`SHORT_LONGEST` minutes, and is best effort (id
+    ``short-k``). Seeded by ``seed``; O(n).
+
+    Examples
+    --------
+    >>> base = tuple(SimJob(str(i), float(i), 16, 60.0, tenant="u") for i in range(10))
+    >>> out = add_short(base, 0.5, 0)
+    >>> len(out), [j.id for j in out[10:12]], max(j.work for j in out[10:]) <= 5.0
+    (15, ['short-0', 'short-1'], True)
+    >>> {j.gpus for j in out[10:]}, out[10].tenant
+    ({8}, 'u')
+    """
+    n = round(share * len(jobs))
+    if n <= 0 or not jobs:
+        return jobs
+    rng = np.random.default_rng([seed, 5735])
+    when = rng.integers(0, len(jobs), size=n).tolist()
+    size = rng.integers(0, len(jobs), size=n).tolist()
+    work = rng.uniform(0.1 * SHORT_LONGEST, SHORT_LONGEST, size=n).tolist()
+    short = tuple(
+        SimJob(
+            f"short-{k}",
+            jobs[i].submit,
+            min(jobs[g].gpus, 8),
+            float(round(w, 3)),
+            tenant=jobs[i].tenant,
+        )
+        for k, (i, g, w) in enumerate(zip(when, size, work, strict=True))
+    )
+    return jobs + short
+
+
 def offered_load(jobs: tuple[SimJob, ...], gpus: int) -> float:
     """GPU-time submitted per unit of submission span, over ``gpus`` GPUs (0 when undefined).
 
@@ -202,8 +248,9 @@ class PaperWorkload(WorkloadSpec):
     """A workload spec plus a job-shape rule, a job density and a label for the report.
 
     ``density`` and ``density_rule``: :func:`scale_density` applied after
-    loading (1: the workload as it is); ``label``: the report's name of the
-    base workload (a density other than 1 is appended: ``"P_MIX2 x1.2"``).
+    loading (1: the workload as it is); ``short``: Short jobs added per job
+    after that (:func:`add_short`; 0: none); ``label``: the report's name of
+    the base workload (a density other than 1 is appended: ``"P_MIX2 x1.2"``).
 
     Examples
     --------
@@ -218,10 +265,12 @@ class PaperWorkload(WorkloadSpec):
     label: str = ""
     density: float = 1.0
     density_rule: DensityRule = "sample"
+    short: float = 0.0
 
     def load(self, seed: int) -> Workload:
         base = WorkloadSpec.load(self, seed)
         jobs = scale_density(base.jobs, self.density, self.density_rule, seed)
+        jobs = add_short(jobs, self.short, seed)
         if self.elastic is not None:
             jobs = tuple(self.elastic.apply(j) for j in jobs)
         return Workload.of(jobs, self.name)

@@ -56,12 +56,12 @@ def test_reserved_admission_refuses_the_rest_of_a_batch() -> None:
     # D (1 GPU, due at 100) would fit, but follows C in the batch -> refused.
     jobs = [_slo("A", 8, 20.0, 40.0), _slo("B", 8, 20.0, 20.0), _slo("C", 8, 20.0, 40.0)]
     jobs.append(_slo("D", 1, 10.0, 100.0))
-    reserved = Chronus(mode="greedy", admission_check="reserved")
+    reserved = Chronus(profiler=False, be_lease=None, mode="greedy", admission_check="reserved")
     _run(jobs, reserved)
     assert _verdicts(reserved) == (2, 2)
     # Ours re-solves every guaranteed job: C is refused (three 8-GPU terms before
     # term 2 do not exist), D is admitted.
-    ours = Chronus(mode="greedy")
+    ours = Chronus(profiler=False, be_lease=None, mode="greedy")
     _run(jobs, ours)
     assert _verdicts(ours) == (3, 1)
 
@@ -74,10 +74,21 @@ def test_the_estimate_and_the_bins_charge_more() -> None:
     pair = [_slo("E", 3, 10.0, 20.0), _slo("F", 5, 10.0, 20.0)]
     g = [_slo("G", 1, 19.0, 20.0)]
     for jobs, ours_admits, artifact_admits in ((pair, 2, 1), (g, 1, 0)):
-        ours = Chronus(mode="greedy", placement="best-fit", admission_check="reserved")
+        ours = Chronus(
+            profiler=False,
+            be_lease=None,
+            mode="greedy",
+            placement="best-fit",
+            admission_check="reserved",
+        )
         _run(jobs, ours)
         art = Chronus(
-            mode="greedy", placement="best-fit", admission_check="reserved", estimate="artifact"
+            profiler=False,
+            be_lease=None,
+            mode="greedy",
+            placement="best-fit",
+            admission_check="reserved",
+            estimate="artifact",
         )
         _run(jobs, art)
         assert ours.ledger.counts["admitted"] == ours_admits
@@ -89,12 +100,18 @@ def test_every_term_releases_the_running_jobs() -> None:
     # start. Released and restarted at 20 and 40: 50 + 3 x 1.5 = 54.5, ending at
     # 54.5 with 2 preemptions; kept running, 50 + 1.5 = 51.5.
     x = [SimJob("X", 0.0, 4, 50.0)]
-    assert _run(x, Chronus(mode="greedy", term_release="all"), start_overhead=0.5)["X"] == (
+    assert _run(
+        x,
+        Chronus(profiler=False, be_lease=None, mode="greedy", term_release="all"),
+        start_overhead=0.5,
+    )["X"] == (
         0.0,
         54.5,
         2,
     )
-    assert _run(x, Chronus(mode="greedy"), start_overhead=0.5)["X"] == (0.0, 51.5, 0)
+    assert _run(x, Chronus(profiler=False, be_lease=None, mode="greedy"), start_overhead=0.5)[
+        "X"
+    ] == (0.0, 51.5, 0)
 
 
 @pytest.mark.parametrize("placement", ["pool", "best-fit"])
@@ -103,7 +120,9 @@ def test_pool_placement_never_leaves_a_job_waiting_while_gpus_are_free(placement
     # on server 1; R (6 GPUs, 40 min) fits only split 3 + 3: pool starts it at 0,
     # best fit waits for P to end (10).
     jobs = [SimJob("P", 0.0, 5, 10.0), SimJob("Q", 0.0, 5, 30.0), SimJob("R", 0.0, 6, 40.0)]
-    policy = Chronus(mode="greedy", placement=placement, placement_table=False)
+    policy = Chronus(
+        profiler=False, be_lease=None, mode="greedy", placement=placement, placement_table=False
+    )
     out = simulate(Workload.of(jobs, "t"), ClusterSpec.uniform(2, 8), policy)
     start = by_id(out)["R"][0]
     assert start == (0.0 if placement == "pool" else 10.0)
@@ -112,6 +131,8 @@ def test_pool_placement_never_leaves_a_job_waiting_while_gpus_are_free(placement
 def _artifact(**options: object) -> Chronus:
     settings: dict[str, object] = {"admission_check": "reserved", **options}
     return Chronus(
+        profiler=False,
+        be_lease=None,
         mode="greedy",
         placement="pool",
         placement_table=False,
@@ -131,7 +152,12 @@ def test_the_5_minute_pass_serves_the_smallest_remaining_gpu_time_first() -> Non
         "c": (100.0, 110.0, 0),
         "d": (0.0, 40.0, 0),
     }
-    ours = _run(jobs, Chronus(mode="greedy", placement="pool", placement_table=False))
+    ours = _run(
+        jobs,
+        Chronus(
+            profiler=False, be_lease=None, mode="greedy", placement="pool", placement_table=False
+        ),
+    )
     assert ours == {"b": (10.0, 110.0, 0), "c": (0.0, 10.0, 0), "d": (10.0, 50.0, 0)}
 
 

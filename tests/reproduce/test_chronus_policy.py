@@ -43,7 +43,14 @@ def _optimum() -> float:
 def test_exact_lease_selection_runs_the_optimal_pair_in_the_first_term(mode: str) -> None:
     # Admission off: every job enters the selection (admission would take A, first in
     # order); best-fit placement: A is charged its 5 GPUs, not Eq. (6)'s 8.
-    policy = Chronus(mode=mode, lease_length=10.0, admission=False, placement="best-fit")
+    policy = Chronus(
+        profiler=False,
+        be_lease=None,
+        mode=mode,
+        lease_length=10.0,
+        admission=False,
+        placement="best-fit",
+    )
     out = simulate(Workload.of(JOBS, "t"), ClusterSpec.uniform(1, 8), policy)
     rows = by_id(out)
     assert _optimum() == 140.0
@@ -57,7 +64,14 @@ def test_exact_lease_selection_runs_the_optimal_pair_in_the_first_term(mode: str
 
 
 def test_greedy_lease_selection_takes_the_dense_job_and_misses_the_pair() -> None:
-    policy = Chronus(mode="greedy", lease_length=10.0, admission=False, placement="best-fit")
+    policy = Chronus(
+        profiler=False,
+        be_lease=None,
+        mode="greedy",
+        lease_length=10.0,
+        admission=False,
+        placement="best-fit",
+    )
     out = simulate(Workload.of(JOBS, "t"), ClusterSpec.uniform(1, 8), policy)
     rows = by_id(out)
     assert policy.selection.tally.rewards[0][0] == 100.0
@@ -75,7 +89,7 @@ def test_selected_job_preempts_an_opportunistic_best_effort_job_at_the_term() ->
         SimJob("be", 0.0, 8, 100.0),
         SimJob("slo", 1.0, 8, 10.0, deadlines=((45.0, 100.0),), job_type="strict"),
     ]
-    policy = Chronus(mode="greedy", lease_length=20.0)
+    policy = Chronus(profiler=False, be_lease=None, mode="greedy", lease_length=20.0)
     rows = by_id(simulate(Workload.of(jobs, "t"), ClusterSpec.uniform(1, 8), policy))
     assert rows["slo"][:2] == (20.0, 30.0)
     assert rows["be"] == (0.0, 110.0, 1)
@@ -100,7 +114,7 @@ ADMISSION = [
 def test_admission_rejects_the_arrival_no_schedule_can_add_and_serves_it_as_best_effort(
     mode: str,
 ) -> None:
-    policy = Chronus(mode=mode, lease_length=10.0)
+    policy = Chronus(profiler=False, be_lease=None, mode=mode, lease_length=10.0)
     rows = by_id(simulate(Workload.of(ADMISSION, "t"), ClusterSpec.uniform(1, 8), policy))
     assert rows["A"][:2] == rows["B"][:2] == (0.0, 10.0)
     assert rows["D"][:2] == (10.0, 20.0)
@@ -110,7 +124,9 @@ def test_admission_rejects_the_arrival_no_schedule_can_add_and_serves_it_as_best
 
 
 def test_without_admission_the_job_enters_the_selection_instead() -> None:
-    policy = Chronus(mode="greedy", lease_length=10.0, admission=False)
+    policy = Chronus(
+        profiler=False, be_lease=None, mode="greedy", lease_length=10.0, admission=False
+    )
     simulate(Workload.of(ADMISSION, "t"), ClusterSpec.uniform(1, 8), policy)
     stats = policy.stats()
     assert (stats["admitted"], stats["rejected"]) == (0.0, 0.0)
@@ -137,7 +153,7 @@ PLACEMENT = [
 
 
 def _placement_run(placement: str) -> tuple[dict[str, tuple[float, float, int]], Chronus]:
-    policy = Chronus(mode="greedy", placement=placement)
+    policy = Chronus(profiler=False, be_lease=None, mode="greedy", placement=placement)
     speed = SpeedModel(bundled_table(), 8)
     out = simulate(Workload.of(PLACEMENT, "t"), ClusterSpec.uniform(2, 8), policy, speed=speed)
     return by_id(out), policy

@@ -256,7 +256,14 @@ def _view(
         pending[index] = SimpleNamespace(index=index, job=job, remaining=lambda now, w=work: w)
         jobs.append(Job(str(index), gpus, gpus, work, deadlines=(RewardStep(due, 100.0),)))
     view = SimpleNamespace(now=0.0, pending=pending, running={}, capacity=(8,))
-    policy = Chronus(mode="greedy", selection=selection, search_rows=1, admission_check="batch")
+    policy = Chronus(
+        profiler=False,
+        be_lease=None,
+        mode="greedy",
+        selection=selection,
+        search_rows=1,
+        admission_check="batch",
+    )
     policy.ledger.guaranteed = set(pending)
     policy.ledger.cache = cache
     return policy, view, LeaseInput(jobs, 8, 20.0, require_all=True)
@@ -315,6 +322,8 @@ def _lists_view(
         jobs.append(Job(str(index), 1, 1, 20.0, deadlines=(RewardStep(100.0, 100.0),)))
     view = SimpleNamespace(now=0.0, pending=pending, running=running, capacity=(8,))
     policy = Chronus(
+        profiler=False,
+        be_lease=None,
         mode="greedy",
         selection="artifact-cbc",
         search_rows=search_rows,

@@ -159,6 +159,8 @@ class PolicyRun:
     everywhere: bool = True
     #: False: left out of ``--quick`` (too slow for its two-minute budget).
     quick: bool = True
+    #: Made only on the set's study workload (:class:`Study`), not on the others.
+    study: bool = False
 
     @property
     def name(self) -> str:
@@ -337,6 +339,22 @@ class Scenario:
 
 
 @dataclass(frozen=True, slots=True)
+class Study:
+    """A workload of its own for some claims: a base workload with Short jobs added.
+
+    ``label`` names it in the report; ``base`` is the full-mode base
+    workload it derives from (``--quick``: the quick workload); ``short``
+    the Short jobs added per job
+    (:func:`~scheduling_opt.reproduce.workloads.add_short`). It runs at the
+    judged density only, and only the policy runs marked ``study``.
+    """
+
+    label: str
+    base: str
+    short: float
+
+
+@dataclass(frozen=True, slots=True)
 class PaperSet:
     """A paper's policies, workloads, cluster and published numbers."""
 
@@ -371,6 +389,8 @@ class PaperSet:
     sweep: Sweep | None = None
     #: The paper's microbenchmarks (run in every mode: a few jobs each).
     scenarios: tuple[Scenario, ...] = ()
+    #: A workload of its own for the runs marked ``study`` (None: none).
+    study: Study | None = None
 
     @property
     def needs_traces(self) -> bool:
@@ -467,6 +487,13 @@ class PaperSet:
                 return judged is not None and judged.get(w.base_name) == w.density
             return at is None or at not in grid or w.density == at
 
+        study = self.study
+        made = [(w, p) for w in workloads for p in self.policies if not p.study and wanted(p, w)]
+        if study is not None and at is not None:
+            source = [w for w in base if quick or w.base_name == study.base][:1]
+            for w in source:
+                s = replace(w, label=study.label, short=study.short, density=at, density_rule=rule)
+                made += [(s, p) for p in self.policies if p.study and (p.quick or not quick)]
         return [
             RunConfig(
                 policy=p.policy,
@@ -481,9 +508,7 @@ class PaperSet:
                 skip=self.skip,
                 label=p.label,
             )
-            for w in workloads
-            for p in self.policies
-            if wanted(p, w)
+            for w, p in made
             for seed in range(self.seeds if seeds is None else seeds)
         ]
 

@@ -118,6 +118,9 @@ def run_entry(r: RunResult) -> dict[str, Any]:
         "events_per_second": out.events / out.wall_seconds if out.wall_seconds > 0 else 0.0,
         "policy_calls": out.calls,
         "metrics": r.metrics,
+        "policy_stats": {
+            k: v for k, v in r.extra.items() if isinstance(v, (int, float)) and math.isfinite(v)
+        },
     }
 
 
@@ -147,6 +150,35 @@ def table(results: Sequence[RunResult], unit: str = TIME_UNIT) -> str:
         cells.append(f"{r.output.wall_seconds:.2f}" + (" (cached)" if r.from_cache else ""))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def profiler_note(results: Sequence[RunResult], unit: str = TIME_UNIT) -> str:
+    """A line per run whose policy profiles jobs first (Chronus §3.2): the Profiler's queueing.
+
+    The run's queueing metrics count from submission to the first start,
+    which for such a policy is the start in the Profiling cluster; this
+    line gives that wait apart, the jobs that ended in the Profiler and its
+    GPU time (the policy's counters, ``profiler_*``).
+
+    Examples
+    --------
+    >>> profiler_note([])
+    ''
+    """
+    short = short_unit(unit)
+    lines = []
+    for r in results:
+        x = r.extra
+        if "profiler_jobs" not in x:
+            continue
+        lines.append(
+            f"Profiler ({r.config.name}): {int(x['profiler_jobs'])} jobs profiled, pending "
+            f"mean {x['profiler_pending_mean']:.2f} {short}, max "
+            f"{x['profiler_pending_max']:.2f} {short}; {int(x['profiler_finished'])} ended "
+            f"there; {x['profiler_gpu_time']:.0f} GPU-{short}; "
+            f"{x['profiler_servers_mean']:.2f} servers on average."
+        )
+    return "\n".join(lines)
 
 
 def cache_note(results: Sequence[RunResult]) -> str:
@@ -231,6 +263,9 @@ def report(
         )
     parts.append(table(results, unit))
     parts.append("\n" + reading(results, unit) + "\n")
+    profiled = profiler_note(results, unit)
+    if profiled:
+        parts.append(f"\n{profiled}\n")
     cached = cache_note(results)
     if cached:
         parts.append(f"\n{cached}\n")

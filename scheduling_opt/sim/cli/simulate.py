@@ -31,7 +31,14 @@ from scheduling_opt.sim import limits, registry
 from scheduling_opt.sim.bounds.outputs import bound_table
 from scheduling_opt.sim.cli.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
 from scheduling_opt.sim.cli.options import as_options, output_folder, preload_trace
-from scheduling_opt.sim.cli.output import TIME_UNIT, cache_note, reading, table, write_all
+from scheduling_opt.sim.cli.output import (
+    TIME_UNIT,
+    cache_note,
+    profiler_note,
+    reading,
+    table,
+    write_all,
+)
 from scheduling_opt.sim.cli.progress import progress_bar
 from scheduling_opt.sim.semantics import DEFAULT, with_semantics
 from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
@@ -237,6 +244,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(table(results), end="")
     print(reading(results))
+    profiled = profiler_note(results)
+    if profiled:
+        print(profiled)
     print("\n" + bound_table(results), end="")
     cached = cache_note(results)
     if cached:

@@ -17,6 +17,9 @@ imported when a run makes one:
 - :mod:`.placement`: round-up consolidation and local search (§3.4) over
   :mod:`scheduling_opt.placement`, and the migration of spread jobs;
 - :mod:`.loop`: the paper's scheduling loop;
+- :mod:`.profiling`: the Profiler and its cluster (§3.2), in front of the
+  loop, which sees the main cluster through :mod:`.main_view`;
+- :mod:`.spot`: the Spot cluster's BE leases (§3.3.5);
 - :mod:`.artifact`: the rules of the simulator the Chronus authors
   released, as options of the same policy: its batch admission, its
   selection MILP, its queue classes and minute loop.
@@ -114,6 +117,42 @@ PARAMS = (
     ),
     Param("cbc_nodes", "int", None, "CBC's node limit (none: to optimality)", low=1, optional=True),
     Param("artifact_stops", "bool", False, "the artifact's wall-clock stops on CBC"),
+    Param("profiler", "bool", True, "every job passes through the Profiler first (§3.2)"),
+    _positive("t_profile", 5.0, "profiling time per job (trace units; §3.2: 300 s)"),
+    Param(
+        "profiler_gpus",
+        "int",
+        None,
+        "a fixed Profiling cluster of this many GPUs (none: resized hourly, §3.2.3)",
+        low=1,
+        optional=True,
+    ),
+    Param(
+        "submission_cap",
+        "int",
+        24,
+        "GPUs per user per T_profile entering profiling (§3.2.1; none: no control)",
+        low=1,
+        optional=True,
+    ),
+    Param(
+        "runtime_noise",
+        "float",
+        0.0,
+        "std of the Profiler estimate's relative Gaussian error (Fig. 6(d))",
+        low=0.0,
+        high=9.99,
+    ),
+    Param("noise_seed", "int", 0, "seed of the estimate's noise", low=0),
+    Param(
+        "be_lease",
+        "float",
+        5.0,
+        "the Spot cluster's BE lease, SRTF per cycle (§3.3.5; none: SRTF at every event)",
+        low=0.0,
+        low_open=True,
+        optional=True,
+    ),
 )
 
 

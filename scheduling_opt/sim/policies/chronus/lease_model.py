@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -69,6 +69,8 @@ class LeaseModel:
         self.load: list[int] = []
         #: The time the load's term 0 starts (None: no schedule yet).
         self.origin: float | None = None
+        #: A job's remaining work as the Profiler estimated it (None: the trace's).
+        self.estimate: Callable[[JobView, float], float] | None = None
 
     def charged(self, gpus: int) -> int:
         """GPUs a job of ``gpus`` holds in the lease: binned, rounded up (Eq. (6)), or as asked."""
@@ -80,6 +82,8 @@ class LeaseModel:
         """The lease's remaining work: the trace's (an oracle), or the estimate less the time run."""
         if self.options.estimate == "artifact":
             return max(self.estimates.of(st) - st.attained(now), 1e-9)
+        if self.estimate is not None:
+            return max(self.estimate(st, now), 1e-9)
         return max(st.remaining(now), 1e-9)
 
     def lease_job(self, st: JobView, now: float, origin: float) -> Job | None:

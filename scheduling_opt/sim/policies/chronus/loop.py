@@ -14,6 +14,14 @@ passed) by shortest remaining time (SRTF); these run opportunistically
 until the next term. Placement:
 :class:`~scheduling_opt.sim.policies.chronus.placement.Allocator`.
 
+With ``be_lease`` set (the paper's system, :mod:`.spot`) the time between
+terms is not free-for-all: the best-effort queue gets BE leases by SRTF at
+BE cycles only, on the GPUs the selected jobs leave (the Spot cluster),
+and a guaranteed job the term does not hold waits for the next term (its
+SLO lease, if it held one, is not renewed: it is preempted at the term's
+start). Without it (``be_lease=None``) the left-over GPUs go at every
+event to the order above.
+
 ``term_release="all"`` (the Chronus artifact's rule, ``flush_lease_jobs``)
 releases every running job the term does not hold at its start. Cost per
 call: O(n log n) for n waiting jobs, plus the term's selection and the
@@ -23,6 +31,7 @@ placement.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from scheduling_opt.sim.cluster import Placement
 from scheduling_opt.sim.policies.chronus.admission import Admission
@@ -31,6 +40,7 @@ from scheduling_opt.sim.policies.chronus.ledger import Ledger
 from scheduling_opt.sim.policies.chronus.options import ChronusOptions
 from scheduling_opt.sim.policies.chronus.placement import Allocator
 from scheduling_opt.sim.policies.chronus.selection import TermSelection
+from scheduling_opt.sim.policies.chronus.spot import SpotCycles
 from scheduling_opt.sim.protocol import Decision, JobView, View
 
 __all__ = ["PaperLoop"]
@@ -49,6 +59,9 @@ class PaperLoop:
         What the lease charges a job's GPUs.
     admission, selection, allocator
         The run's admission control, term selection and placement.
+    remaining : callable, optional
+        A job's remaining work as estimated (SRTF's key; default: the
+        trace's, an oracle).
     """
 
     def __init__(
@@ -59,6 +72,7 @@ class PaperLoop:
         admission: Admission,
         selection: TermSelection,
         allocator: Allocator,
+        remaining: Callable[[JobView, float], float] | None = None,
     ) -> None:
         self.options = options
         self.ledger = ledger
@@ -68,6 +82,10 @@ class PaperLoop:
         self.allocator = allocator
         #: The next term's start.
         self.next_term = -math.inf
+        self.remaining = remaining or (lambda st, now: st.remaining(now))
+        self.spot = (
+            None if options.be_lease is None else SpotCycles(options.be_lease, self.remaining)
+        )
 
     def priority(self, st: JobView, now: float) -> tuple[float, ...]:
         """Ascending order of the waiting jobs: selected, guaranteed by deadline, the rest by SRTF."""
@@ -76,7 +94,7 @@ class PaperLoop:
         guaranteed = not self.options.admission or st.index in self.ledger.guaranteed
         if guaranteed and st.job.deadlines and st.job.deadlines[-1][0] > now:
             return (1.0, st.job.first_deadline, float(st.index))
-        return (2.0, st.remaining(now), float(st.index))
+        return (2.0, self.remaining(st, now), float(st.index))
 
     def decide(self, view: View) -> Decision:
         """The preemptions of a term's start, or the starts and migrations of any event."""
@@ -106,7 +124,7 @@ class PaperLoop:
                 # Every running job the term does not hold is released; the next
                 # call restarts them by priority.
                 preempt = [i for i in view.running if i not in ledger.selected]
-            elif need > 0:
+            elif need > 0 and self.spot is None:
                 victims = sorted(
                     (st for i, st in view.running.items() if i not in ledger.selected),
                     key=lambda st: (st.job.slo, -st.remaining(now), -st.index),
@@ -117,11 +135,22 @@ class PaperLoop:
                     preempt.append(st.index)
                     plan.give(st.placement)
                     need -= st.job.gpus
+        spot = self.spot
+        if spot is not None and (boundary or spot.due(now)):
+            preempt = self._open_cycle(view, spot, boundary)
         if preempt:
             # The engine calls again at once: the starts go on the freed GPUs then.
             return Decision(preempt=tuple(preempt), wake_at=None)
         allocator = self.allocator
         order = sorted(view.pending.values(), key=lambda st: self.priority(st, now))
+        if spot is not None:
+            # Selected jobs start at any call; leased best-effort jobs at their cycle only.
+            cycle = spot.open_now(now)
+            order = [
+                st
+                for st in order
+                if st.index in ledger.selected or (cycle and st.index in spot.leased)
+            ]
         starts: list[tuple[int, Placement]] = (
             allocator.place(plan, order) if options.placement == "chronus" else []
         )
@@ -139,4 +168,26 @@ class PaperLoop:
             allocator.consolidate(view, plan, {i for i, _ in starts}) if allocator.spread else ()
         )
         wake = self.next_term if (view.pending or view.running) else None
+        if wake is not None and spot is not None:
+            wake = min(wake, spot.next_cycle)
         return Decision(starts=tuple(starts), resize=moves, wake_at=wake)
+
+    def _open_cycle(self, view: View, spot: SpotCycles, boundary: bool) -> list[int]:
+        """A BE cycle (and at a term's start the end of unrenewed SLO leases): the jobs to stop."""
+        now, ledger = view.now, self.ledger
+        jobs = [*view.pending.values(), *view.running.values()]
+        held = sum(self.model.charged(st.job.gpus) for st in jobs if st.index in ledger.selected)
+        queue = [
+            st
+            for st in jobs
+            if st.index not in ledger.selected and self.priority(st, now)[0] == 2.0
+        ]
+        stop = spot.open(now, queue, sum(view.capacity) - held, self.next_term)
+        if boundary:
+            # A guaranteed job this term does not hold: its SLO lease is not renewed.
+            stop += [
+                i
+                for i, st in view.running.items()
+                if i not in ledger.selected and self.priority(st, now)[0] == 1.0
+            ]
+        return stop

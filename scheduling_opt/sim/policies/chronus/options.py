@@ -1,6 +1,6 @@
 """The options of one Chronus run: a frozen, validated value the policy's parts read.
 
-:class:`ChronusOptions` holds the 23 settings of
+:class:`ChronusOptions` holds the 30 settings of
 :class:`~scheduling_opt.sim.policies.chronus.policy.Chronus` (the declared
 parameters of the ``chronus`` family plus the variant's ``mode``,
 ``admission`` and ``placement``) and the few values derived from them
@@ -39,6 +39,11 @@ _PLACEMENT_SUFFIX = {"chronus": "", "best-fit": "-best-fit", "pool": "-pool"}
 def _positive_int_or_none(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise ValueError(f"{name} must be an int >= 1 or None, got {value!r}")
+
+
+def _positive_time(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        raise ValueError(f"{name} must be a number > 0, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,13 @@ class ChronusOptions:
     search_rows: int | None = None
     cbc_nodes: int | None = None
     artifact_stops: bool = False
+    profiler: bool = True
+    t_profile: float = 5.0
+    profiler_gpus: int | None = None
+    submission_cap: int | None = 24
+    runtime_noise: float = 0.0
+    noise_seed: int = 0
+    be_lease: float | None = 5.0
     name: str = field(init=False)
     prove: bool = field(init=False)
     round_up: bool = field(init=False)
@@ -106,6 +118,19 @@ class ChronusOptions:
             raise ValueError(f"max_terms must be an int >= 1 or None, got {self.max_terms!r}")
         _positive_int_or_none("search_rows", self.search_rows)
         _positive_int_or_none("cbc_nodes", self.cbc_nodes)
+        _positive_int_or_none("profiler_gpus", self.profiler_gpus)
+        _positive_int_or_none("submission_cap", self.submission_cap)
+        _positive_time("t_profile", self.t_profile)
+        if self.be_lease is not None:
+            _positive_time("be_lease", self.be_lease)
+            ratio = self.lease_length / self.be_lease
+            if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
+                raise ValueError(
+                    f"be_lease must divide lease_length ({self.lease_length}), got {self.be_lease!r}"
+                )
+        noise = self.runtime_noise
+        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 10:
+            raise ValueError(f"runtime_noise must be a number in [0, 10), got {noise!r}")
         for name in ("start_credit", "artifact_stops"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")

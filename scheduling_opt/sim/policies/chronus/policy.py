@@ -28,7 +28,9 @@ keeps the simulator's consolidating best fit alone. Chronus (SoCC '21)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from scheduling_opt.sim.policies.chronus.admission import Admission
 from scheduling_opt.sim.policies.chronus.artifact.minute import MinuteLoop
@@ -38,8 +40,10 @@ from scheduling_opt.sim.policies.chronus.artifact.rules import Estimates
 from scheduling_opt.sim.policies.chronus.lease_model import LeaseModel
 from scheduling_opt.sim.policies.chronus.ledger import Ledger
 from scheduling_opt.sim.policies.chronus.loop import PaperLoop
+from scheduling_opt.sim.policies.chronus.main_view import MainView
 from scheduling_opt.sim.policies.chronus.options import ChronusOptions
 from scheduling_opt.sim.policies.chronus.placement import Allocator
+from scheduling_opt.sim.policies.chronus.profiling import Profiler
 from scheduling_opt.sim.policies.chronus.selection import TermSelection
 from scheduling_opt.sim.protocol import Decision, JobView, View
 
@@ -98,6 +102,26 @@ class Chronus:
         The selection MILP's row cap; CBC's node limit.
     artifact_stops : bool
         The artifact's wall-clock stops on CBC (``selection="artifact-mip"``).
+    profiler : bool
+        Every job passes through the Profiler first (§3.2,
+        :mod:`.profiling`): the Profiling cluster, FCFS runs of
+        ``t_profile``, short jobs ending there, submission control.
+    t_profile : float
+        Profiling time per job (trace units; the paper's 300 s).
+    profiler_gpus : int or None
+        A fixed Profiling cluster of this many GPUs (whole servers); None:
+        re-sized every hour to C_profile >= lambda T_profile (§3.2.3).
+    submission_cap : int or None
+        GPUs per user per ``t_profile`` entering profiling (§5.1: 24);
+        None: no submission control.
+    runtime_noise : float
+        Standard deviation of the Profiler estimate's relative Gaussian
+        error (Fig. 6(d); 0: the estimate is exact).
+    noise_seed : int
+        Seeds that noise.
+    be_lease : float or None
+        The BE lease of the Spot cluster (§3.3.5: 300 s; :mod:`.spot`);
+        None: best-effort jobs take left-over GPUs at every event.
 
     The options after ``placement_table`` are the rules of the Chronus
     authors' simulator, explained in
@@ -154,6 +178,13 @@ class Chronus:
         search_rows: int | None = None,
         cbc_nodes: int | None = None,
         artifact_stops: bool = False,
+        profiler: bool = True,
+        t_profile: float = 5.0,
+        profiler_gpus: int | None = None,
+        submission_cap: int | None = 24,
+        runtime_noise: float = 0.0,
+        noise_seed: int = 0,
+        be_lease: float | None = 5.0,
     ) -> None:
         options = ChronusOptions(
             mode=mode,
@@ -179,6 +210,13 @@ class Chronus:
             search_rows=search_rows,
             cbc_nodes=cbc_nodes,
             artifact_stops=artifact_stops,
+            profiler=profiler,
+            t_profile=t_profile,
+            profiler_gpus=profiler_gpus,
+            submission_cap=submission_cap,
+            runtime_noise=runtime_noise,
+            noise_seed=noise_seed,
+            be_lease=be_lease,
         )
         if options.selection == "artifact-mip":
             require_mip()
@@ -193,6 +231,16 @@ class Chronus:
         self.admission = Admission(options, self.ledger, self.model)
         self.selection = TermSelection(options, self.ledger, self.model, self.queue)
         self.allocator = Allocator(options, self.ledger)
+        self.profiler: Profiler | None = None
+        if options.profiler:
+            self.profiler = Profiler(
+                options.t_profile,
+                options.profiler_gpus,
+                options.submission_cap,
+                options.runtime_noise,
+                options.noise_seed,
+            )
+            self.model.estimate = self.profiler.estimate
         self.loop: PaperLoop | MinuteLoop
         if options.queue == "artifact":
             self.loop = MinuteLoop(
@@ -205,15 +253,43 @@ class Chronus:
             )
         else:
             self.loop = PaperLoop(
-                options, self.ledger, self.model, self.admission, self.selection, self.allocator
+                options,
+                self.ledger,
+                self.model,
+                self.admission,
+                self.selection,
+                self.allocator,
+                None if self.profiler is None else self.profiler.estimate,
             )
 
     def _admit_batch(self, view: View, arrived: Sequence[JobView], origin: float) -> None:
         self.admission.admit(view, arrived, origin, quick=True)
 
     def decide(self, view: View) -> Decision:
-        """The engine's call: the scheduling loop's decision."""
-        return self.loop.decide(view)
+        """The engine's call: the Profiler's and the scheduling loop's decision."""
+        profiler = self.profiler
+        if profiler is None:
+            return self.loop.decide(view)
+        evicted = profiler.record(view)
+        done = (*evicted, *profiler.expire(view))
+        if done:
+            # The engine calls again at once: the loop sees them as arrivals then.
+            return Decision(preempt=done, wake_at=None)
+        main = MainView(view, profiler.main, profiler.servers, profiler.take_handed())
+        decision = self.loop.decide(main)
+        if decision.preempt:
+            return decision
+        used = tuple(p for _, placement in decision.starts for p in placement)
+        starts = profiler.start(view, used)
+        wake = min(
+            decision.wake_at if decision.wake_at is not None else math.inf,
+            profiler.next_event(),
+        )
+        return replace(
+            decision,
+            starts=(*decision.starts, *starts),
+            wake_at=None if math.isinf(wake) else wake,
+        )
 
     def stats(self) -> dict[str, float]:
         """Counters of the run: terms, solver, admission and placement seconds and counts."""
@@ -231,4 +307,6 @@ class Chronus:
             "placement_stopped": float(allocator.placer.stopped),
         }
         out.update({k: float(v) for k, v in self.ledger.counts.items()})
+        if self.profiler is not None:
+            out.update(self.profiler.stats.as_dict())
         return out

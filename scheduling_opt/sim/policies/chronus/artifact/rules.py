@@ -171,7 +171,9 @@ LOWEST, ACCEPTED, UNACCEPTED, BEST_EFFORT = -1, 0, 1, 2
 START_OVERHEAD = 0.5
 #: Minutes between the artifact's arrival and pending passes (``BEST_SLOT``).
 PASS_STEP = 5
-#: The policy options that make ``chronus`` run by the artifact's rules.
+#: The policy options that make ``chronus`` run by the artifact's rules (the
+#: artifact profiles every job instantly and runs one cluster: no Profiler,
+#: no Spot cluster's BE leases).
 ARTIFACT_POLICY: dict[str, object] = {
     "placement": "pool",
     "placement_table": False,
@@ -185,6 +187,8 @@ ARTIFACT_POLICY: dict[str, object] = {
     "start_credit": True,
     "cache_layout": "late",
     "max_terms": None,
+    "profiler": False,
+    "be_lease": None,
 }
 #: The engine options of the artifact's semantics (RunConfig fields): no
 #: placement slowdown, the start overhead, arrivals every 5 minutes, a
