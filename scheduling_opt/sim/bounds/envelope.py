@@ -20,10 +20,12 @@ factor and the interference depend on the policy, which declares them
 
 - ``plain`` policies never set ``Decision.rate`` nor share a GPU: factor
   1, interference 1;
-- ``antman`` shares GPUs with the engine's interference (each job of a
-  shared GPU slowed, ``1 - host_slowdown`` and ``1 - share_slowdown``) and
-  sets factors <= 1 (its memory split's speeds): a GPU carries at most
-  ``(1 - host) + (1 - share)`` of speed-1 work (1.536 by default);
+- ``antman`` under GpuOpManager (its default) runs the guarantee job and
+  each of up to ``guests_per_gpu`` opportunistic jobs of a GPU at speed
+  <= 1 (an idle-SM share times a memory speed): a GPU carries at most
+  ``1 + guests_per_gpu`` (5 by default); with ``compute=constant`` it keeps
+  the engine's interference (``1 - host_slowdown`` and ``1 - share_slowdown``)
+  and factors <= 1: ``(1 - host) + (1 - share)`` (1.536 by default);
 - ``gandiva`` and ``gandiva-pack`` turn the engine's interference off and
   set every shared job's factor to its pair's speed: a GPU carries at most
   ``max(1, 2 (1 - pack_slowdown), 1 - slice_overhead)``;
@@ -99,7 +101,7 @@ def gpu_throughput(
 
     Examples
     --------
-    >>> gpu_throughput("fifo"), round(gpu_throughput("antman"), 3)
+    >>> gpu_throughput("fifo"), round(gpu_throughput("antman", {"compute": "constant"}), 3)
     (1.0, 1.536)
     >>> gpu_throughput("gandiva-pack", {"pack_slowdown": 0.2})
     1.6
@@ -151,7 +153,7 @@ class Envelope:
 
     Examples
     --------
-    >>> env = envelope_of([("fifo", {}), ("antman", {})])
+    >>> env = envelope_of([("fifo", {}), ("antman", {"compute": "constant"})])
     >>> round(env.gpu_throughput, 3), env.covered, env.excluded
     (1.536, ('fifo', 'antman'), ())
     """
