@@ -36,7 +36,7 @@ from scheduling_opt import exact as backends
 from scheduling_opt.errors import SolverError
 from scheduling_opt.mmkp._lagrange import (
     Run,
-    has_candidates,
+    nothing,
     one_resource,
     relaxed,
     run,
@@ -133,16 +133,10 @@ def exact(
     limit = time_limit_of(time_limit)
     if inp.n_resources == 1:
         return one_resource(inp, limit, start, "exact")
-    if not has_candidates(inp):
-        decision = decision_of(inp, [None] * inp.n_groups)
-        return Solution(
-            Status.OPTIMAL,
-            decision.value,
-            decision,
-            seconds=time.perf_counter() - start,
-            method="exact",
-        )
-    found = run(relaxed(inp), start + RELAX_SHARE * limit)
+    rel = relaxed(inp)
+    if not len(rel.item):
+        return nothing(inp, start, "exact")
+    found = run(rel, start + RELAX_SHARE * limit)
     if found.proven:
         return solution_of(found, start, "exact")
     return _finish(found, start, limit)

@@ -154,7 +154,8 @@ def run(rel: Relaxed, deadline: float, kept: bool = True) -> Run:
     return Run(rel, precision, out, max(bound, out.value), stopped)
 
 
-def _nothing(inp: Mmkp, start: float, method: str) -> Solution[MmkpDecision]:
+def nothing(inp: Mmkp, start: float, method: str) -> Solution[MmkpDecision]:
+    """The empty choice, optimal: no item gains over its group's ``none`` value and fits."""
     decision = decision_of(inp, [None] * inp.n_groups)
     seconds = time.perf_counter() - start
     return Solution(Status.OPTIMAL, decision.value, decision, seconds=seconds, method=method)
@@ -175,12 +176,6 @@ def one_resource(inp: Mmkp, time_limit: float, start: float, method: str) -> Sol
         method=method,
         message=sol.message,
     )
-
-
-def has_candidates(inp: Mmkp) -> bool:
-    """Whether some item gains over its group's ``none`` value and fits every capacity."""
-    fits = np.all(inp.weights <= inp.capacity[None, :], axis=1)
-    return bool(np.any(fits & (inp.gains() > 0)))
 
 
 @named("lagrange")
@@ -229,9 +224,10 @@ def lagrange(
     limit = time_limit_of(time_limit)
     if inp.n_resources == 1:
         return one_resource(inp, limit, start, "lagrange")
-    if not has_candidates(inp):
-        return _nothing(inp, start, "lagrange")
-    found = run(relaxed(inp), start + limit)
+    rel = relaxed(inp)
+    if not len(rel.item):
+        return nothing(inp, start, "lagrange")
+    found = run(rel, start + limit)
     return solution_of(found, start, "lagrange")
 
 
