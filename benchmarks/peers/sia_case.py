@@ -33,7 +33,8 @@ siasosp23/artifacts); ``WORKLOAD`` a CSV of its ``workloads/`` (relative to
 ``--dump DIR`` pickles each round's inputs (the arrays, the policy's
 previous allocations and its configuration table); ``replay`` solves the
 dumped rounds again with both solvers and times them (for the ``scale``
-workloads, whose full simulation is long). The JSON output holds per round
+workloads, whose full simulation is long), after one untimed solve of the
+first round by each (imports and first-call set-up paid once per run). The JSON output holds per round
 the objectives (cvxpy's ``problem.value`` convention), their gap and both
 times, and per run the JCTs and the makespan.
 """
