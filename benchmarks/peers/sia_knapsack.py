@@ -98,12 +98,13 @@ def rescale(
 ) -> FloatArray:
     """Each row times its re-allocation factor, except its previous column (a copy)."""
     out = np.array(speedup, dtype=np.float64, copy=True)
-    for i, keep in enumerate(prev):
-        if keep is None:
-            continue
-        kept = out[i, keep]
-        out[i, :] *= factors[i]
-        out[i, keep] = kept
+    rows = np.array([i for i, keep in enumerate(prev) if keep is not None], dtype=np.int64)
+    if not len(rows):
+        return out
+    cols = np.array([prev[i] for i in rows.tolist()], dtype=np.int64)
+    kept = out[rows, cols]
+    out[rows, :] *= np.asarray(factors, dtype=np.float64)[rows, None]
+    out[rows, cols] = kept
     return out
 
 

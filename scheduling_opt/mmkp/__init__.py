@@ -13,12 +13,13 @@ the independent PuLP model.
 Every algorithm is ``fn(inp: Mmkp, *, seed=None, time_limit=None) ->
 Solution[MmkpDecision]``: :func:`exact` (the default: Lagrangian bound,
 reduced-cost fixing, then HiGHS on the items left; exact), :func:`lagrange`
-(Lagrangian relaxation with repair, its bound tightened by MCKP-core
-subproblems; fast, with a proven bound) and :func:`exact_pulp` (the full
+(Lagrangian relaxation at the LP relaxation's duals, with repair, its
+bound tightened by MCKP-core subproblems; fast, with a proven bound) and :func:`exact_pulp` (the full
 model in PuLP/CBC, written independently). :func:`job_knapsack` builds an
 instance from jobs, a cluster with several GPU types and an optional
-throughput matrix. Complexity: ``lagrange`` O(m R) per multiplier step
-(m items, R resources) plus R MCKP-core solves; ``exact`` that plus an MILP
+throughput matrix. Complexity: ``lagrange`` one LP (polynomial) and
+O(m R) per evaluation of the relaxation (m items, R resources) plus R
+MCKP-core solves; ``exact`` that plus an MILP
 on the survivors, exponential in the worst case.
 
 Examples

@@ -5,18 +5,22 @@ group" row per group; maximize the gains (values over the groups' ``none``
 values) plus the sum of the ``none`` values. HiGHS via
 ``scipy.optimize.milp``; exponential in the worst case.
 
-Up to :data:`DIRECT_CANDIDATES` candidates (items that gain over their
-group's ``none`` value and fit every capacity) HiGHS gets them all. Beyond,
-only the items that survive the Lagrangian reduced-cost fixing enter the
+Only the items that survive the Lagrangian reduced-cost fixing enter the
 model: the relaxation of :mod:`scheduling_opt.mmkp._lagrange` runs first
-(at most :data:`RELAX_SHARE` of the time limit), and an item whose forced
-bound cannot beat its incumbent by a value step
+(at most :data:`RELAX_SHARE` of the time limit; its multipliers are the
+LP relaxation's duals, :mod:`scheduling_opt.mmkp._lp`), and an item whose
+forced bound cannot beat its incumbent by a value step
 (:meth:`~scheduling_opt.mmkp._relax.Relaxed.survivors`) is in no better
-solution. When the relaxation's bound already proves the incumbent, HiGHS
-does not run; when no item survives, the incumbent is optimal. Measured on
-Sia-like rounds (docs/mmkp.md): at 32x HiGHS on every candidate (about
-12,000 binaries) took 3.1 s of CPU, ``exact`` 1.2 s in all (median of three);
-CP-SAT, on the same model, did not prove some 16x and 32x rounds in 60 s.
+solution. When the relaxation's bound already proves the incumbent (most
+of Sia's rounds: their LP optimum is integral), HiGHS' MILP does not run;
+when no item survives, the incumbent is optimal. Measured on Sia's rounds
+(docs/mmkp.md): the LP, one evaluation of L and the rounding took 6-22 ms
+of CPU from 6 to 2,080 candidates, where HiGHS' MILP on every candidate
+took 10-14 ms already on 6 to 60 (its set-up dominates), and the
+subgradient search 5-155 ms on the 32x rounds. At 32x of the synthetic
+Sia-like rounds HiGHS on every candidate (about 12,000 binaries) took
+3.1 s of CPU; CP-SAT, on the same model, did not prove some 16x and 32x
+rounds in 60 s.
 
 With one resource the instance goes to the MCKP core
 (:func:`~scheduling_opt.mmkp.model.to_mckp`, exact).
@@ -32,12 +36,13 @@ from scheduling_opt import exact as backends
 from scheduling_opt.errors import SolverError
 from scheduling_opt.mmkp._lagrange import (
     Run,
-    has_candidates,
+    nothing,
     one_resource,
     relaxed,
     run,
     solution_of,
 )
+from scheduling_opt.mmkp._lp import matrix
 from scheduling_opt.mmkp._relax import Relaxed
 from scheduling_opt.mmkp._search import search
 from scheduling_opt.mmkp.model import IntArray, Mmkp, MmkpDecision, decision_of
@@ -50,10 +55,6 @@ RELAX_SHARE = 0.5
 #: 160,000 binaries took it 10 s before its first check on a loaded 2-core
 #: machine, 60 us each), else the relaxation's answer stands (``time_limit``).
 HIGHS_SECONDS_PER_ITEM = 1e-4
-#: Up to this many candidates HiGHS alone proves faster than the relaxation
-#: and fixing before it (Sia-like rounds: 350 candidates, 10 vs 30 ms of CPU;
-#: 1,550: 140 vs 90 ms; docs/mmkp.md), and runs on all of them.
-DIRECT_CANDIDATES = 1000
 
 
 def milp(
@@ -61,17 +62,9 @@ def milp(
 ) -> tuple[Status, IntArray | None, float | None]:
     """HiGHS on the candidates ``keep``: status, per-group candidate choice, bound (gains)."""
     from scipy.optimize import LinearConstraint
-    from scipy.sparse import csr_array
 
-    w = rel.weight[keep]
-    group = rel.group[keep]
-    m, r = w.shape
-    item, resource = np.nonzero(w)
-    rows = np.concatenate([resource, r + group])
-    cols = np.concatenate([item, np.arange(m)])
-    data = np.concatenate([w[item, resource].astype(float), np.ones(m)])
-    a = csr_array((data, (rows, cols)), shape=(r + rel.n, m))
-    upper = np.concatenate([rel.capacity, np.ones(rel.n)])
+    a, upper = matrix(rel, keep)
+    m = len(keep)
     out = backends.solve_milp(
         rel.gain[keep],
         constraints=[LinearConstraint(a, -np.inf, upper)],
@@ -140,36 +133,13 @@ def exact(
     limit = time_limit_of(time_limit)
     if inp.n_resources == 1:
         return one_resource(inp, limit, start, "exact")
-    if not has_candidates(inp):
-        decision = decision_of(inp, [None] * inp.n_groups)
-        return Solution(
-            Status.OPTIMAL,
-            decision.value,
-            decision,
-            seconds=time.perf_counter() - start,
-            method="exact",
-        )
     rel = relaxed(inp)
-    if len(rel.gain) <= DIRECT_CANDIDATES:
-        return _direct(rel, start, limit)
+    if not len(rel.item):
+        return nothing(inp, start, "exact")
     found = run(rel, start + RELAX_SHARE * limit)
     if found.proven:
         return solution_of(found, start, "exact")
     return _finish(found, start, limit)
-
-
-def _direct(rel: Relaxed, start: float, limit: float) -> Solution[MmkpDecision]:
-    """HiGHS on every candidate (a small instance: at most DIRECT_CANDIDATES)."""
-    inp = rel.inp
-    status, picked, bound = milp(rel, np.arange(len(rel.gain)), limit, start)
-    choice = rel.choice_of(picked) if picked is not None else [None] * inp.n_groups
-    decision = decision_of(inp, choice)
-    seconds = time.perf_counter() - start
-    if status is Status.OPTIMAL:
-        return Solution(Status.OPTIMAL, decision.value, decision, seconds=seconds, method="exact")
-    total = None if bound is None else max(bound + inp.base, decision.value)
-    message = "the time limit stopped HiGHS"
-    return Solution(Status.TIME_LIMIT, decision.value, decision, total, seconds, "exact", message)
 
 
 def _finish(found: Run, start: float, limit: float) -> Solution[MmkpDecision]:

@@ -1,9 +1,12 @@
 """Lagrangian relaxation with repair (method ``lagrange``): fast, with a proven bound.
 
-1. Relax every capacity (:mod:`scheduling_opt.mmkp._relax`) and search the
-   multipliers by subgradient steps, repairing the subproblem's choices
-   into feasible incumbents (:mod:`scheduling_opt.mmkp._search`,
-   :mod:`scheduling_opt.mmkp._repair`).
+1. Relax every capacity (:mod:`scheduling_opt.mmkp._relax`) at the best
+   multipliers: the LP relaxation's duals, from one HiGHS LP solve, with
+   the LP's solution rounded and repaired as the first incumbent
+   (:mod:`scheduling_opt.mmkp._lp`, :mod:`scheduling_opt.mmkp._repair`).
+   When the LP cannot run (too little time left, or HiGHS fails), search
+   the multipliers by subgradient steps instead, repairing the
+   subproblem's choices along the way (:mod:`scheduling_opt.mmkp._search`).
 2. Keep one capacity, relax the others at the best multipliers: for each
    resource k the subproblem is a multiple-choice knapsack on resource k
    with gains ``a_i - sum_{r != k} mu_r w_ir``, solved exactly by the MCKP
@@ -21,9 +24,10 @@ bound (``time_limit`` when the clock stopped the search). With one
 resource there is nothing to relax: the instance goes to the MCKP core as
 is (:func:`~scheduling_opt.mmkp.model.to_mckp`), whose answer is returned.
 
-Complexity: O(m R) per subgradient step (at most
-:data:`~scheduling_opt.mmkp._search.MAX_STEPS`), a few O(m R) passes per
-repair, and R MCKP core solves (O(m log m) plus their DP over a core).
+Complexity: one LP of m columns and R + n rows (polynomial; or O(m R)
+per subgradient step, at most :data:`~scheduling_opt.mmkp._search.MAX_STEPS`),
+a few O(m R) passes per repair, and R MCKP core solves (O(m log m) plus
+their DP over a core).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 from scheduling_opt.errors import InstanceTooLargeError
 from scheduling_opt.mckp import Mckp, core
+from scheduling_opt.mmkp._lp import lp_start
 from scheduling_opt.mmkp._relax import Precision, Relaxed
 from scheduling_opt.mmkp._repair import polish, repair
 from scheduling_opt.mmkp._search import Outcome, search
@@ -110,18 +115,34 @@ def kept_one(rel: Relaxed, out: Outcome, deadline: float) -> tuple[float, list[I
     return bound, choices
 
 
-def run(rel: Relaxed, deadline: float) -> Run:
-    """Steps 1-3 of the module docstring on an instance with candidates."""
+def first_outcome(rel: Relaxed, precision: Precision, deadline: float) -> Outcome:
+    """Step 1: the multipliers and a first incumbent, from the LP or by subgradient steps.
+
+    The LP's duals minimize L (:mod:`scheduling_opt.mmkp._lp`), so no
+    subgradient step can lower the bound they give; the search runs only
+    when the LP does not (too little time left, or HiGHS fails).
+    """
+    start = lp_start(rel, deadline)
+    if start is None:
+        return search(rel, precision, deadline)
+    ev, picked = start
+    out = Outcome(np.full(rel.n, -1, np.int64), 0.0, ev)
+    out.offer(rel, picked)
+    return out
+
+
+def run(rel: Relaxed, deadline: float, kept: bool = True) -> Run:
+    """Steps 1-3 of the module docstring on an instance with candidates (step 2 if ``kept``)."""
     precision = Precision.of(rel.inp)
-    out = search(rel, precision, deadline)
+    out = first_outcome(rel, precision, deadline)
     stopped = time.perf_counter() >= deadline
     bound = out.bound
     best = out.best
     mu = best.mu
     starts = [out.picked]
-    if not stopped:
+    if not stopped and not precision.closes(bound, out.value):
         starts.append(repair(rel, best.choice, mu, deadline))
-    if not precision.closes(bound, out.value) and time.perf_counter() < deadline:
+    if kept and not precision.closes(bound, out.value) and time.perf_counter() < deadline:
         bound, choices = kept_one(rel, out, deadline)
         starts += [repair(rel, c, mu, deadline) for c in choices]
     for picked in starts:
@@ -133,7 +154,8 @@ def run(rel: Relaxed, deadline: float) -> Run:
     return Run(rel, precision, out, max(bound, out.value), stopped)
 
 
-def _nothing(inp: Mmkp, start: float, method: str) -> Solution[MmkpDecision]:
+def nothing(inp: Mmkp, start: float, method: str) -> Solution[MmkpDecision]:
+    """The empty choice, optimal: no item gains over its group's ``none`` value and fits."""
     decision = decision_of(inp, [None] * inp.n_groups)
     seconds = time.perf_counter() - start
     return Solution(Status.OPTIMAL, decision.value, decision, seconds=seconds, method=method)
@@ -154,12 +176,6 @@ def one_resource(inp: Mmkp, time_limit: float, start: float, method: str) -> Sol
         method=method,
         message=sol.message,
     )
-
-
-def has_candidates(inp: Mmkp) -> bool:
-    """Whether some item gains over its group's ``none`` value and fits every capacity."""
-    fits = np.all(inp.weights <= inp.capacity[None, :], axis=1)
-    return bool(np.any(fits & (inp.gains() > 0)))
 
 
 @named("lagrange")
@@ -208,9 +224,10 @@ def lagrange(
     limit = time_limit_of(time_limit)
     if inp.n_resources == 1:
         return one_resource(inp, limit, start, "lagrange")
-    if not has_candidates(inp):
-        return _nothing(inp, start, "lagrange")
-    found = run(relaxed(inp), start + limit)
+    rel = relaxed(inp)
+    if not len(rel.item):
+        return nothing(inp, start, "lagrange")
+    found = run(rel, start + limit)
     return solution_of(found, start, "lagrange")
 
 

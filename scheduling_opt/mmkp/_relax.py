@@ -201,10 +201,11 @@ class Relaxed:
         """The instance's choice (index in group, or None) of a per-group candidate vector."""
         inp = self.inp
         choice: list[int | None] = [None] * inp.n_groups
-        offsets = inp.offsets
-        for g, c in zip(self.groups.tolist(), picked.tolist(), strict=True):
-            if c >= 0:
-                choice[g] = int(self.item[c] - offsets[g])
+        taken = picked >= 0
+        groups = self.groups[taken]
+        within = self.item[picked[taken]] - inp.offsets[groups]
+        for g, i in zip(groups.tolist(), within.tolist(), strict=True):
+            choice[g] = i
         return choice
 
     def value_of(self, picked: IntArray) -> float:

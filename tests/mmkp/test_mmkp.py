@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,16 +62,21 @@ def test_exact_and_exact_pulp_equal_brute_force(p: mk.Mmkp) -> None:
         PROBLEM.check(p, got)
 
 
+@contextlib.contextmanager
+def subgradient_search() -> Iterator[None]:
+    """Runs in which the LP never has time: the multipliers come from the subgradient search."""
+    from scheduling_opt.mmkp import _lp
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_lp, "LP_SECONDS_PER_ITEM", math.inf)
+        yield
+
+
 @settings(max_examples=60, deadline=None)
 @given(tiny())
-def test_exact_through_reduced_cost_fixing_equals_brute_force(p: mk.Mmkp) -> None:
-    # Small instances go to HiGHS whole; with the threshold at 0 every one
-    # takes the relaxation, the fixing and HiGHS on the survivors.
-    from scheduling_opt.mmkp import _highs
-
+def test_exact_through_the_subgradient_search_equals_brute_force(p: mk.Mmkp) -> None:
     best, _ = brute_force(p)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_highs, "DIRECT_CANDIDATES", 0)
+    with subgradient_search():
         got = mk.exact(p, time_limit=20)
     assert got.status is Status.OPTIMAL
     assert got.objective == pytest.approx(best, abs=1e-9)
@@ -76,10 +84,11 @@ def test_exact_through_reduced_cost_fixing_equals_brute_force(p: mk.Mmkp) -> Non
 
 
 @settings(max_examples=60, deadline=None)
-@given(tiny())
-def test_lagrange_is_feasible_below_the_optimum_below_its_bound(p: mk.Mmkp) -> None:
+@given(tiny(), st.booleans())
+def test_lagrange_is_feasible_below_the_optimum_below_its_bound(p: mk.Mmkp, lp: bool) -> None:
     best, _ = brute_force(p)
-    got = mk.lagrange(p, time_limit=20)
+    with contextlib.nullcontext() if lp else subgradient_search():
+        got = mk.lagrange(p, time_limit=20)
     PROBLEM.check(p, got)
     assert got.method == "lagrange"
     assert got.objective is not None
@@ -88,6 +97,35 @@ def test_lagrange_is_feasible_below_the_optimum_below_its_bound(p: mk.Mmkp) -> N
     assert got.bound >= best - 1e-9
     if got.status is Status.OPTIMAL:
         assert got.objective == pytest.approx(best, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tiny())
+def test_the_lp_start_bound_is_the_lp_relaxation_s(p: mk.Mmkp) -> None:
+    # L at the LP's duals equals the LP optimum over the items that fit every
+    # capacity (duality; the others are in no feasible choice, so the
+    # relaxation leaves them out), computed here by a dense model of its own
+    # (reference.lp_bound), and is never below the optimum (brute force); the
+    # rounded LP solution is feasible.
+    from scheduling_opt.mmkp import _lagrange, _lp
+
+    assert p.none is not None
+    best, _ = brute_force(p)
+    rel = _lagrange.relaxed(p)
+    if not len(rel.item):
+        return
+    start = _lp.lp_start(rel, time.perf_counter() + 20)
+    assert start is not None
+    ev, picked = start
+    bound = ev.bound + float(p.none.sum())
+    fits = np.all(p.weights <= p.capacity, axis=1)
+    kept = np.concatenate([[0], np.cumsum(fits)])
+    fitting = mk.Mmkp(p.capacity, p.weights[fits], p.values[fits], kept[p.offsets], p.none)
+    assert bound == pytest.approx(lp_bound(fitting), abs=1e-6)
+    assert bound <= lp_bound(p) + 1e-6
+    assert bound >= best - 1e-9
+    used = p.weights[rel.item[picked[picked >= 0]]].sum(axis=0)
+    assert np.all(used <= p.capacity)
 
 
 @settings(max_examples=60, deadline=None)
@@ -180,12 +218,7 @@ def test_edge_cases() -> None:
     assert mk.exact(cases[3]).objective == -1.0  # group 1 takes its -1.0 over none's -2.0
 
 
-def test_sia_rounds_exact_equals_pulp_and_lagrange_is_within_half_a_percent(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from scheduling_opt.mmkp import _highs
-
-    monkeypatch.setattr(_highs, "DIRECT_CANDIDATES", 0)  # the fixing path, as on larger rounds
+def test_sia_rounds_exact_equals_pulp_and_lagrange_is_within_half_a_percent() -> None:
     for seed in range(3):
         p = sia_round(1, seed)
         e, c, lg = mk.exact(p, time_limit=30), mk.exact_pulp(p, time_limit=30), mk.lagrange(p)
@@ -346,13 +379,10 @@ def test_tables_that_would_not_fit_are_refused(monkeypatch: pytest.MonkeyPatch) 
 def test_bounds_of_stopped_runs_still_cover_the_optimum() -> None:
     # Runs cut short after a millisecond must still report bounds at or
     # above the optimum (by brute force) on the hard correlated class.
-    from scheduling_opt.mmkp import _highs
-
     for seed in range(3):
         p = random_mmkp(5, 4, 3, "correlated", seed)
         best, _ = brute_force(p)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(_highs, "DIRECT_CANDIDATES", 0)
+        with subgradient_search():
             runs = [mk.exact(p, time_limit=1e-3), mk.lagrange(p, time_limit=1e-3), mk.lagrange(p)]
         for got in runs:
             PROBLEM.check(p, got)
