@@ -29,6 +29,10 @@ Our precise reading (the paper gives the rule in prose only):
   may place a running elastic job's added workers as a job of their own
   whose workers are all flexible demand (Algorithm 2's phase two grows
   running jobs): they take the flexible tiers and join the flexible group.
+  With kept groups the flexible group stays for flexible workers, so that
+  it can go back without a preemption: inelastic workers on on-loan
+  servers take free or base servers first and the flexible group last, and
+  join the base group.
 
 Per-worker best fit keeps choosing the same server while it has room (its
 free count only shrinks and stays the smallest that fits), so the workers
@@ -66,6 +70,12 @@ _N_GROUPS = 4
 INELASTIC_TIERS: tuple[tuple[int, ...], ...] = ((TRAIN,), (LOAN_FREE, LOAN_BASE, LOAN_FLEX))
 BASE_TIERS: tuple[tuple[int, ...], ...] = ((LOAN_FREE, LOAN_BASE), (TRAIN,), (LOAN_FLEX,))
 FLEX_TIERS: tuple[tuple[int, ...], ...] = ((LOAN_FREE, LOAN_FLEX), (TRAIN,), (LOAN_BASE,))
+#: Inelastic workers when the caller keeps the groups: the flexible group last.
+KEPT_INELASTIC_TIERS: tuple[tuple[int, ...], ...] = (
+    (TRAIN,),
+    (LOAN_FREE, LOAN_BASE),
+    (LOAN_FLEX,),
+)
 
 
 class _Servers:
@@ -228,6 +238,10 @@ def bfd_assign(
         The group (``"base"`` or ``"flexible"``) of on-loan servers, by id,
         for a caller that keeps the groups across calls (Aryl §5.3). A
         server not named is in the base group if it runs workers, else free.
+        Given (even empty), the flexible group is kept for flexible workers:
+        inelastic workers on on-loan servers take free or base ones first,
+        the flexible group last, and join the base group (no reclaim can
+        scale them in).
     flexible : collection of str, optional
         Jobs to place whose workers are all flexible demand: a running
         elastic job's added workers, given as a job of their own. They take
@@ -290,8 +304,10 @@ def bfd_assign(
         elif inp.elastic[j]:
             _place_workers(servers, placed, inp.base[j], gpw, types, BASE_TIERS, LOAN_BASE)
             _place_workers(servers, placed, n - inp.base[j], gpw, types, FLEX_TIERS, LOAN_FLEX)
-        else:
+        elif groups is None:
             _place_workers(servers, placed, n, gpw, types, INELASTIC_TIERS, TRAIN)
+        else:
+            _place_workers(servers, placed, n, gpw, types, KEPT_INELASTIC_TIERS, LOAN_BASE)
         out[j] = tuple(sorted(placed.items()))
     return out
 

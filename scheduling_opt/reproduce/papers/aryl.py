@@ -59,10 +59,21 @@ ARYL_POLICIES = (
     "aryl-fifo",
     "aryl-oracle",
     "gandiva-scale",
+    "aryl-no-groups",
+    "aryl-advanced",
+    "aryl-ideal",
 )
 #: Policies run only at the judged load (their claims are point claims; the load sweep
 #: leaves them out to save the runs: reclaim variants differ in preemptions, not load).
-ARYL_JUDGED_ONLY = ("aryl-scf", "aryl-random", "aryl-plus", "aryl-exact")
+ARYL_JUDGED_ONLY = (
+    "aryl-scf",
+    "aryl-random",
+    "aryl-plus",
+    "aryl-exact",
+    "aryl-no-groups",
+    "aryl-advanced",
+    "aryl-ideal",
+)
 #: Aryl §7.1 Table 5, Baseline's training GPU usage: the load the claims are judged at.
 BASELINE_USAGE = 0.72
 
