@@ -1,4 +1,4 @@
-"""The ``scheduling-opt`` command: solve, validate, generate, list, bench, simulate, reproduce.
+"""The ``scheduling-opt`` command: solve, validate, generate, list, bench, simulate, bound, reproduce.
 
 Each subcommand is one ``_run_<name>`` function behind :func:`_dispatch`;
 ``bench`` and ``simulate`` take their options from their own packages
@@ -139,6 +139,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "policies", help="list the simulator's policies, or one policy's parameters"
     )
     policies_command.add_arguments(policies)
+
+    from scheduling_opt.sim.cli import bound as bound_command
+
+    bound = sub.add_parser(
+        "bound", help="proven offline bounds of a workload on a cluster (default: the bundled day)"
+    )
+    bound_command.add_arguments(bound)
 
     from scheduling_opt.reproduce import command as reproduce_command
 
@@ -287,6 +294,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from scheduling_opt.sim.cli import policies as policies_command
 
         return policies_command.run(args)
+    if args.command == "bound":
+        from scheduling_opt.sim.cli import bound as bound_command
+
+        return bound_command.run(args)
     if args.command == "reproduce":
         from scheduling_opt.reproduce import command as reproduce_command
 

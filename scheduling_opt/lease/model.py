@@ -17,7 +17,7 @@ of the terms alone. Building the input costs O(N P) for N jobs of P steps.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import read_int, read_number
-from scheduling_opt.model import Job
+from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.placement import round_up as _placement_round_up
 
 __all__ = [
@@ -259,6 +259,79 @@ class LeaseInput:
         object.__setattr__(self, "lease_jobs", lease_jobs)
         object.__setattr__(self, "gpus", np.array([j.gpus for j in lease_jobs], dtype=np.int64))
         object.__setattr__(self, "_horizon", max((j.last_due for j in lease_jobs), default=0))
+
+    @classmethod
+    def from_terms(
+        cls,
+        jobs: Sequence[tuple[str, int, int, Sequence[tuple[int, float]]]],
+        capacity: int,
+        *,
+        require_all: bool = False,
+    ) -> LeaseInput:
+        """An input in lease terms: ``(id, gpus, terms needed, [(due term, reward), ...])``.
+
+        A scheduler that already counts in terms (the Chronus artifact's
+        selection: each job's GPUs, the terms it still needs and, per
+        reward step, the terms before its deadline) need not invent seconds:
+        this is the input with a lease length of 1 s, a job's duration its
+        terms and each step's time its due term (step ``p`` is met when
+        every held term is below ``due``). O(N P).
+
+        Parameters
+        ----------
+        jobs : sequence of (str, int, int, sequence of (int, float))
+            Per job its id, GPUs (>= 1), terms needed (>= 1) and reward
+            steps (due terms strictly increasing, rewards non-increasing).
+        capacity : int
+            GPUs per term.
+        require_all : bool
+            Every job must meet a step.
+
+        Returns
+        -------
+        LeaseInput
+
+        Raises
+        ------
+        InvalidInstanceError
+            ``jobs[i]`` for a malformed tuple, else the constructor's errors
+            (a due term that does not increase names ``jobs[i].deadlines[p]``).
+
+        Examples
+        --------
+        >>> inp = LeaseInput.from_terms([("a", 4, 2, [(2, 10.0), (3, 8.0)])], capacity=4)
+        >>> job = inp.lease_jobs[0]
+        >>> job.terms, [(lv.due, lv.reward) for lv in job.levels]
+        (2, [(2, 10.0), (3, 8.0)])
+
+        References
+        ----------
+        Chronus (SoCC '21) §3.3.4 (RL_i terms, DL_p deadlines).
+        """
+        built: list[Job] = []
+        for i, item in enumerate(jobs):
+            try:
+                job_id, gpus, need, steps = item
+                pairs = [(due, reward) for due, reward in steps]
+            except (TypeError, ValueError):
+                raise InvalidInstanceError(
+                    f"jobs[{i}]",
+                    f"must be (id, gpus, terms, [(due, reward), ...]), got {item!r:.80}",
+                ) from None
+            gpus = read_int(gpus, f"jobs[{i}].gpus", 1)
+            need = read_int(need, f"jobs[{i}].terms", 1)
+            deadlines: list[RewardStep] = []
+            for p, (due, reward) in enumerate(pairs):
+                due = read_int(due, f"jobs[{i}].deadlines[{p}].due", 1)
+                try:
+                    deadlines.append(RewardStep(float(due), reward))
+                except InvalidInstanceError as exc:
+                    raise exc.at(f"jobs[{i}].deadlines[{p}]") from None
+            try:
+                built.append(Job(job_id, gpus, gpus, float(need), deadlines=tuple(deadlines)))
+            except InvalidInstanceError as exc:
+                raise exc.at(f"jobs[{i}]") from None
+        return cls(tuple(built), capacity, 1.0, require_all=require_all)
 
     def with_job(self, job: Job) -> LeaseInput:
         """This input with ``job`` appended, checked as the constructor checks it.

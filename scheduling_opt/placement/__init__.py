@@ -37,6 +37,7 @@ from scheduling_opt.placement.exact_pulp import exact_pulp
 from scheduling_opt.placement.local_search import chronus_local_search, search_assign
 from scheduling_opt.placement.model import (
     DEFAULT_SEARCH_SPACE,
+    IN_USE,
     Assignment,
     PlacementDecision,
     PlacementInput,
@@ -63,6 +64,7 @@ from scheduling_opt.placement.rounding import (
 
 __all__ = [
     "DEFAULT_SEARCH_SPACE",
+    "IN_USE",
     "Assignment",
     "PlacementDecision",
     "PlacementInput",

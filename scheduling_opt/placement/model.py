@@ -26,7 +26,15 @@ from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.jsonpath import read_int
-from scheduling_opt.model import Cluster, Job, Placement, Server, index_jobs, used_gpus
+from scheduling_opt.model import (
+    Cluster,
+    Job,
+    Placement,
+    PlacementRow,
+    Server,
+    index_jobs,
+    used_gpus,
+)
 from scheduling_opt.placement._validate import (
     check_models,
     check_placement_rows,
@@ -37,6 +45,9 @@ from scheduling_opt.scaling import Log2Model, SpeedModel
 
 #: Chronus §5.3: the joint search space of the exhaustively searched jobs.
 DEFAULT_SEARCH_SPACE = 100_000
+
+#: Prefix of the stand-in jobs :meth:`PlacementInput.with_free` places on busy servers.
+IN_USE = "~in-use:"
 
 Assignment = tuple[tuple[int, int], ...]
 """One job's placement: ``((server index, workers), ...)``, servers ascending."""
@@ -146,6 +157,90 @@ class PlacementInput:
         set_(self, "workers", MappingProxyType(count_of))
         set_(self, "models", MappingProxyType(model_of))
         self._flatten([j for j in jobs if j.id not in placed], by_id, count_of, model_of)
+
+    @classmethod
+    def with_free(
+        cls,
+        cluster: Cluster,
+        jobs: Sequence[Job],
+        free: Mapping[str, int],
+        *,
+        models: Mapping[str, str] | None = None,
+        speed: SpeedModel | None = None,
+        search_space: int = DEFAULT_SEARCH_SPACE,
+    ) -> PlacementInput:
+        """Jobs to place on servers of which only ``free[server]`` GPUs are free.
+
+        A scheduler that is not ours knows how many GPUs of each server its
+        other jobs use, not their placement rows: each server's used GPUs
+        become one stand-in job placed there (``IN_USE`` + server id), so
+        that the server keeps its true size (and the jobs their consolidated
+        span ``k*``). Servers missing from ``free`` are entirely free.
+        O(S) stand-ins, then the constructor.
+
+        Parameters
+        ----------
+        cluster : Cluster
+            Servers and GPU types.
+        jobs : sequence of Job
+            The jobs to place.
+        free : mapping of str to int
+            Free GPUs per server id (0..the server's GPUs).
+        models, speed, search_space
+            As the constructor's.
+
+        Returns
+        -------
+        PlacementInput
+
+        Raises
+        ------
+        InvalidInstanceError
+            ``free.<id>`` for an unknown server or a count out of range,
+            ``jobs[i].id`` for a job id that starts with ``IN_USE``; then
+            the constructor's errors.
+
+        Examples
+        --------
+        >>> from scheduling_opt.model import Cluster, GpuType, Job, Server
+        >>> cluster = Cluster((GpuType("V100"),), (Server("n0", "V100", 8), Server("n1", "V100", 8)))
+        >>> inp = PlacementInput.with_free(cluster, [Job("a", 6, 6, 60.0)], {"n0": 3})
+        >>> inp.free, inp.cap, inp.job_ids, inp.k_star
+        ((3, 8), (8, 8), ('a',), (1,))
+
+        References
+        ----------
+        Chronus §3.4.2 (Eq. 7: ``k*`` from the servers' sizes).
+        """
+        sizes = {s.id: s.gpus for s in cluster.servers}
+        for i, job in enumerate(jobs):
+            if isinstance(job, Job) and job.id.startswith(IN_USE):
+                raise InvalidInstanceError(
+                    f"jobs[{i}].id", f"must not start with {IN_USE!r} (the stand-ins' prefix)"
+                )
+        stand_ins: list[Job] = []
+        rows: list[PlacementRow] = []
+        for server, count in free.items():
+            if server not in sizes:
+                raise InvalidInstanceError(f"free.{server}", "is not a server of the cluster")
+            n = read_int(count, f"free.{server}", 0)
+            if n > sizes[server]:
+                raise InvalidInstanceError(
+                    f"free.{server}", f"must be at most the server's {sizes[server]} GPUs, got {n}"
+                )
+            used = sizes[server] - n
+            if used:
+                name = f"{IN_USE}{server}"
+                stand_ins.append(Job(name, used, used, 1.0))
+                rows.append(PlacementRow(name, server, used))
+        return cls(
+            cluster,
+            (*stand_ins, *jobs),
+            Placement(tuple(rows)),
+            models=dict(models or {}),
+            speed=speed if speed is not None else Log2Model(),
+            search_space=search_space,
+        )
 
     @classmethod
     def _trusted(

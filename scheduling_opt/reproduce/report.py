@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from scheduling_opt.metrics import GLOSSARY_LINE
+from scheduling_opt.reproduce.bounds import room_table
 from scheduling_opt.reproduce.grid import (
     ClaimRow,
     Point,
@@ -26,7 +27,8 @@ from scheduling_opt.reproduce.grid import (
 )
 from scheduling_opt.reproduce.papers import Claim, PaperSet
 from scheduling_opt.reproduce.plots import write_sweep_plot
-from scheduling_opt.sim.cli.output import table, write_all
+from scheduling_opt.sim.bounds.outputs import bound_table
+from scheduling_opt.sim.cli.output import short_unit, table, write_all
 from scheduling_opt.sim.sweep import RunResult
 
 __all__ = [
@@ -311,6 +313,10 @@ def write_report(
         + "; seeds: every seed's number and how many point the paper's way.\n"
     )
     parts.append(verdict_table(rows))
+    room = room_table(rows, grid)
+    if room:
+        parts.append("\nRoom the offline bounds leave each claim (docs/bounds.md):\n")
+        parts.append(room)
     summary = summary_table(rows)
     if summary:
         parts.append("\nOver the judged loads (each claim's range and its verdicts):\n")
@@ -334,6 +340,7 @@ def write_report(
         parts.append(claims_table(paper, group))
         parts.append("\nAll metrics:\n")
         parts.append(table(group, paper.unit))
+        parts.append("\n" + bound_table(group, short_unit(paper.unit)))
         parts.append("\nRun times:\n")
         parts.append(solver_table(group))
         stats = stats_table(group)

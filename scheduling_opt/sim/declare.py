@@ -54,6 +54,23 @@ Kind = Literal["bool", "int", "float", "str", "floats", "path", "any"]
 
 #: ``factory(workload, cluster, **params) -> Policy``: a fresh policy for one run.
 Factory = Callable[..., "Policy"]
+#: ``throughput(params, share_slowdown, host_slowdown)``: the most speed-1 work one
+#: GPU carries under the policy (1 for one job per GPU at speed at most 1 per GPU;
+#: more when it shares GPUs), or a sentence saying why no offline bound covers its
+#: runs; ``share_slowdown`` and ``host_slowdown`` are the engine's interference.
+Throughput = Callable[[Mapping[str, object], float, float], "float | str"]
+
+
+def one_job_per_gpu(params: Mapping[str, object], share: float, host: float) -> float:
+    """The throughput of a policy that never shares a GPU nor speeds a job past 1 per GPU.
+
+    Examples
+    --------
+    >>> one_job_per_gpu({}, 0.43, 0.034)
+    1.0
+    """
+    return 1.0
+
 
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
@@ -273,6 +290,12 @@ class PolicySpec:
         the jobs as given.
     semantics : tuple of Semantics
         The named semantics the family takes part in.
+    throughput : callable or None
+        The policy's speed envelope for the offline bounds (:data:`Throughput`;
+        None: not declared, so no bound covers its runs).
+    batch_speeds : bool
+        Its ``Decision.rate`` follows the jobs' batch model (ONES): a job may
+        run faster than its GPU count's share, up to its largest batch.
     """
 
     name: str
@@ -285,6 +308,8 @@ class PolicySpec:
     cluster: Callable[[ClusterSpec, Mapping[str, object]], ClusterSpec] | None = None
     semantics: tuple[Semantics, ...] = ()
     workload: Callable[[Workload, Mapping[str, object]], Workload] | None = None
+    throughput: Throughput | None = None
+    batch_speeds: bool = False
 
     def param(self, name: str) -> Param | None:
         """The declared parameter ``name`` a run may set (None: not declared, or fixed)."""
@@ -327,4 +352,13 @@ def unknown_key(spec: PolicySpec, key: str) -> str:
     return f"unknown parameter {key!r}{hint}; accepted: {', '.join(names)}"
 
 
-__all__ = ["Factory", "Kind", "Param", "PolicySpec", "Semantics", "unknown_key"]
+__all__ = [
+    "Factory",
+    "Kind",
+    "Param",
+    "PolicySpec",
+    "Semantics",
+    "Throughput",
+    "one_job_per_gpu",
+    "unknown_key",
+]

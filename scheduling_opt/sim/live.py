@@ -120,6 +120,17 @@ class ClusterState:
         """Speed of ``job`` on ``placement`` under this run's model."""
         return self.speed_model.speed(job, placement, self.compute)
 
+    def start_cost(self, resumed: bool, gpus: int) -> float:
+        """Time a start on ``gpus`` GPUs adds before the job's work goes on, at speed 1.
+
+        The restart stall when it ran before, plus the start overhead's work
+        (``start_overhead`` x (1 + log2 g)), as :meth:`launch` charges them.
+        """
+        stall = self.restart_cost if resumed else 0.0
+        if self.start_overhead and gpus > 0:
+            stall += self.start_overhead * (1.0 + math.log2(gpus))
+        return stall
+
     def fail(self, job: JobState | None, reason: str) -> PolicyError:
         """The loud error naming the policy, the time and the job."""
         who = f" job {job.job.id!r}:" if job is not None else ""

@@ -252,6 +252,18 @@ class View(Protocol):
         """The speed ``job`` would run at on ``placement``."""
         ...
 
+    def start_cost(self, job: JobView, gpus: int) -> float:
+        """Time a start of ``job`` on ``gpus`` GPUs adds before its work goes on, at speed 1.
+
+        The engine's restart stall when the job ran before
+        (``EngineParams.restart_cost``) plus its start overhead's work
+        (``start_overhead`` x (1 + log2 gpus)); 0 when the run charges
+        neither. A preemptive policy that compares a waiting job with a
+        running one counts it, or a switch that costs more than it gains
+        is undone at once and redone (SRTF under any restart cost).
+        """
+        ...
+
 
 class Policy(Protocol):
     """A scheduling policy: a name and ``decide``."""

@@ -84,3 +84,6 @@ class LiveView:
 
     def speed(self, job: SimJob, placement: Placement) -> float:
         return self._state.speed_of(job, placement)
+
+    def start_cost(self, job: JobView, gpus: int) -> float:
+        return self._state.start_cost(job.first_start == job.first_start, gpus)

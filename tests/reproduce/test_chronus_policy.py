@@ -47,10 +47,10 @@ def test_exact_lease_selection_runs_the_optimal_pair_in_the_first_term(mode: str
     out = simulate(Workload.of(JOBS, "t"), ClusterSpec.uniform(1, 8), policy)
     rows = by_id(out)
     assert _optimum() == 140.0
-    assert policy.rewards[0] == (140.0, 140.0)  # objective and proven bound
+    assert policy.selection.tally.rewards[0] == (140.0, 140.0)  # objective and proven bound
     assert rows["B"][1] == rows["C"][1] == 10.0  # both meet their deadline
     assert rows["A"] == (10.0, 20.0, 0)  # A runs after, as best effort
-    assert policy.fallbacks == 0
+    assert policy.selection.tally.fallbacks == 0
     stats = policy.stats()
     assert stats["terms"] == stats["proven_terms"] == 1.0
     assert stats["selected_reward"] == stats["reward_bound"] == 140.0
@@ -60,7 +60,7 @@ def test_greedy_lease_selection_takes_the_dense_job_and_misses_the_pair() -> Non
     policy = Chronus(mode="greedy", lease_length=10.0, admission=False, placement="best-fit")
     out = simulate(Workload.of(JOBS, "t"), ClusterSpec.uniform(1, 8), policy)
     rows = by_id(out)
-    assert policy.rewards[0][0] == 100.0
+    assert policy.selection.tally.rewards[0][0] == 100.0
     assert rows["A"][1] == 10.0
     assert rows["B"][1] == rows["C"][1] == 20.0
     assert summarize(out)["deadline_miss_ratio"] == pytest.approx(2 / 3)
@@ -114,7 +114,8 @@ def test_without_admission_the_job_enters_the_selection_instead() -> None:
     simulate(Workload.of(ADMISSION, "t"), ClusterSpec.uniform(1, 8), policy)
     stats = policy.stats()
     assert (stats["admitted"], stats["rejected"]) == (0.0, 0.0)
-    assert policy.rewards[0][0] == 200.0  # two of A, B, C selected at the first term
+    # Two of A, B, C selected at the first term.
+    assert policy.selection.tally.rewards[0][0] == 200.0
 
 
 # ---------------------------------------------------------------------- placement (§3.4)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scheduling_opt.sim import (
     ClusterSpec,
     EngineParams,
@@ -12,6 +14,9 @@ from scheduling_opt.sim import (
     make_policy,
     simulate,
 )
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 
 def job(
@@ -59,3 +64,21 @@ def by_id(out: RunOutput) -> dict[str, tuple[float, float, int]]:
         j.id: (s, e, p)
         for j, s, e, p in zip(out.jobs, out.first_start, out.end, out.preemptions, strict=True)
     }
+
+
+def workloads_for(name: str) -> SearchStrategy[list[SimJob]]:
+    """Generated jobs policy ``name`` can run: ONES' family needs jobs of ONES' tasks."""
+    from hypothesis import strategies as st
+
+    from scheduling_opt.sim import policy_names
+    from scheduling_opt.sim.ones_workload import OnesSpec
+    from scheduling_opt.sim.ones_workload import generate as generate_ones
+    from scheduling_opt.testing import sim_workloads
+
+    if name in policy_names("ones"):
+        return st.builds(
+            lambda n, seed: list(generate_ones(OnesSpec(jobs=n), seed).jobs),
+            st.integers(1, 8),
+            st.integers(0, 2**16),
+        )
+    return sim_workloads()

@@ -1,4 +1,4 @@
-"""The Chronus artifact's selection MILP solved by CBC (``sim/policies/chronus/artifact/cbc.py``, issue 23).
+"""The Chronus artifact's selection MILP solved by CBC (``sim/policies/chronus/artifact/cbc.py``).
 
 Each case runs on both solvers of the model: PuLP's CBC binary
 (``chronus_cbc.select``) and python-mip's CBC library
@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from scheduling_opt.lease import LeaseInput
 from scheduling_opt.model import Job, RewardStep
 from scheduling_opt.sim import SimJob
-from scheduling_opt.sim.policies.chronus import policy as chronus_module
 from scheduling_opt.sim.policies.chronus.artifact import cbc as chronus_cbc
 from scheduling_opt.sim.policies.chronus.artifact import mip as chronus_mip
+from scheduling_opt.sim.policies.chronus.artifact import selection as artifact_selection
 from scheduling_opt.sim.policies.chronus.artifact.cbc import Row, Selection
 from scheduling_opt.sim.policies.chronus.policy import Chronus
 
@@ -257,9 +257,15 @@ def _view(
         jobs.append(Job(str(index), gpus, gpus, work, deadlines=(RewardStep(due, 100.0),)))
     view = SimpleNamespace(now=0.0, pending=pending, running={}, capacity=(8,))
     policy = Chronus(mode="greedy", selection=selection, search_rows=1, admission_check="batch")
-    policy.guaranteed = set(pending)
-    policy.cache = cache
+    policy.ledger.guaranteed = set(pending)
+    policy.ledger.cache = cache
     return policy, view, LeaseInput(jobs, 8, 20.0, require_all=True)
+
+
+def _select_by_rows(policy: Chronus, view: SimpleNamespace, inp: LeaseInput) -> bool:
+    """The artifact's MILP selects the term (False: CBC found no feasible selection)."""
+    decision = policy.selection.rows.select(view, inp, policy.model.remaining)  # type: ignore[arg-type]
+    return decision is not None
 
 
 @pytest.mark.parametrize("selection", ["artifact-cbc", pytest.param("artifact-mip", marks=_MIP)])
@@ -278,17 +284,18 @@ def test_a_frozen_job_keeps_its_reservation_and_the_rest_fit_around_it(
     policy, view, inp = _view(
         [("10", 8, 20.0, 100.0), ("11", 8, 40.0, 60.0)], {0: [reserved]}, selection
     )
-    assert policy._select_cbc(view, inp)  # type: ignore[arg-type]
-    assert policy.cache[0] == [reserved]
+    assert _select_by_rows(policy, view, inp)
+    ledger = policy.ledger
+    assert ledger.cache[0] == [reserved]
     if reserved == 0:
-        assert policy.selected == {0}
-        assert policy.cache[1] == [1, 2]
+        assert ledger.selected == {0}
+        assert ledger.cache[1] == [1, 2]
     else:
-        assert policy.selected == {1}
-        assert policy.cache[1][0] == 0
-        assert len(policy.cache[1]) == 2
-        assert policy.cache[1][1] in (1, 2)
-    assert policy.counts["frozen"] == 1
+        assert ledger.selected == {1}
+        assert ledger.cache[1][0] == 0
+        assert len(ledger.cache[1]) == 2
+        assert ledger.cache[1][1] in (1, 2)
+    assert ledger.counts["frozen"] == 1
 
 
 def _lists_view(
@@ -314,9 +321,9 @@ def _lists_view(
         admission_check="batch",
         queue="artifact",
     )
-    policy.guaranteed = set(specs)
-    policy.emergence = {0: -50.0, 3: -80.0, 4: -50.0}
-    policy.start_seq = {1: 7, 2: 3}
+    policy.ledger.guaranteed = set(specs)
+    policy.queue.emergence = {0: -50.0, 3: -80.0, 4: -50.0}
+    policy.queue.start_seq = {1: 7, 2: 3}
     return policy, view, LeaseInput(jobs, 8, 20.0, require_all=True)
 
 
@@ -337,7 +344,7 @@ def test_an_uncapped_milp_takes_the_artifacts_list_order(
     policy, view, inp = _lists_view(search_rows)
     seen: list[list[str]] = []
     values: set[float] = set()
-    real = chronus_module.select_rows
+    real = artifact_selection.select_rows
 
     def spy(rows: list[Row], free: list[int], **options: object) -> Selection | None:
         seen.append([view_ids[row.job] for row in rows])
@@ -345,10 +352,10 @@ def test_an_uncapped_milp_takes_the_artifacts_list_order(
         return real(rows, free, **options)  # type: ignore[arg-type]
 
     view_ids = {str(i): st.job.id for i, st in {**view.pending, **view.running}.items()}
-    monkeypatch.setattr(chronus_module, "select_rows", spy)
-    assert policy._select_cbc(view, inp)  # type: ignore[arg-type]
+    monkeypatch.setattr(artifact_selection, "select_rows", spy)
+    assert _select_by_rows(policy, view, inp)
     assert seen == [order]
-    assert [view_ids[str(i)] for i in policy.select_order] == order
+    assert [view_ids[str(i)] for i in policy.ledger.select_order] == order
     # Each job's reward of 100 is the trace's 10 as our loader scales it: the
     # MILP takes the artifact's 10 (its weight against the term-0 term moves
     # CBC's layout: at minute 6,700 of P_MIX2, 87 jobs' terms).

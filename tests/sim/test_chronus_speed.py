@@ -1,14 +1,14 @@
-"""Chronus' speed-ups in the simulator (issue 25) change no decision.
+"""Chronus' speed-ups in the simulator change no decision.
 
 - The Placer's trusted :class:`~scheduling_opt.placement.PlacementInput`
   equals the one the public (checking) constructor builds from the same values.
-- ``_may_consolidate`` says no only where the former give / place / take
-  back found no placement on the job's fewest servers (brute force: the
-  free map itself).
+- ``may_consolidate`` says no only where giving the job's GPUs back,
+  placing it and taking them back finds no placement on its fewest servers
+  (brute force: the free map itself).
 - The placement input's spans and reward tables, computed once per kind of
-  job, are each job's own (span_of and reward_table per job, the former loop).
-- The adapter's remembered lease jobs equal the ones built afresh by the
-  former ``_lease_job`` (kept here), at every call of a whole run.
+  job, are each job's own (span_of and reward_table called per job).
+- The lease model's remembered lease jobs equal the ones built afresh with
+  no memo (the reference below), at every call of a whole run.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from scheduling_opt.placement import PlacementInput
 from scheduling_opt.scaling import TableModel
 from scheduling_opt.sim import SimJob
 from scheduling_opt.sim.cluster import FreeMap
-from scheduling_opt.sim.policies.chronus.placement import Placer
-from scheduling_opt.sim.policies.chronus.policy import _may_consolidate
+from scheduling_opt.sim.policies.chronus.placement import Placer, may_consolidate
 from scheduling_opt.sim.speed import bundled_table
 
 
@@ -86,7 +85,7 @@ def test_may_consolidate_says_no_only_when_no_fewest_placement_exists(uniform: b
         gpus = sum(g for _, g in placement)
         fewest = -(-gpus // max(capacity))
         before = (plan.free[:], [lv[:] for lv in plan.levels], plan.total_free)
-        maybe = _may_consolidate(plan, placement, gpus)
+        maybe = may_consolidate(plan, placement, gpus)
         plan.give(placement)
         target = plan.place(gpus)
         plan.take(placement)
@@ -100,7 +99,7 @@ def test_may_consolidate_says_no_only_when_no_fewest_placement_exists(uniform: b
 @pytest.mark.parametrize("seed", range(4))
 def test_placement_tables_shared_per_kind_equal_the_per_job_ones(seed: int) -> None:
     """The input's spans and reward tables, computed once per (type, workers, model),
-    are each job's own: span_of and reward_table called per job (the former loop)."""
+    are each job's own: span_of and reward_table called per job."""
     from scheduling_opt.model import Cluster, GpuType, Job, Server
     from scheduling_opt.placement.reward import reward_table, span_of
 
@@ -133,16 +132,17 @@ def test_placement_tables_shared_per_kind_equal_the_per_job_ones(seed: int) -> N
         assert inp.rw[j] == want
 
 
-def _former_lease_job(policy, st, now, origin):  # type: ignore[no-untyped-def]
-    """Chronus._lease_job before its memo (issue 25): the reference."""
+def _fresh_lease_job(model, st, now, origin):  # type: ignore[no-untyped-def]
+    """The lease job of ``st`` built afresh, with no memo: the reference."""
     import math
 
     from scheduling_opt.model import Job, RewardStep
 
+    length = model.options.lease_length
     steps = [(t - origin, v) for t, v in st.job.deadlines if t > origin]
-    remaining = policy._remaining(st, now)
-    need = math.ceil(remaining / policy.lease_length)
-    if not steps or policy._cap(math.floor(steps[-1][0] / policy.lease_length)) < need:
+    remaining = model.remaining(st, now)
+    need = math.ceil(remaining / length)
+    if not steps or model.options.cap(math.floor(steps[-1][0] / length)) < need:
         return None
     return Job(
         str(st.index),
@@ -156,21 +156,22 @@ def _former_lease_job(policy, st, now, origin):  # type: ignore[no-untyped-def]
 def test_remembered_lease_jobs_equal_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every lease job the memo returns equals the one built afresh, over a whole run."""
     from scheduling_opt.sim import ClusterSpec, simulate
+    from scheduling_opt.sim.policies.chronus.lease_model import LeaseModel
     from scheduling_opt.sim.policies.chronus.policy import Chronus
     from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 
-    memo = Chronus._lease_job
+    memo = LeaseModel.lease_job
     calls = {"n": 0, "hits": 0}
 
     def checked(self, st, now, origin):  # type: ignore[no-untyped-def]
-        before = self.lease_jobs.get(st.index)
+        before = self.jobs.get(st.index)
         got = memo(self, st, now, origin)
         calls["n"] += 1
         calls["hits"] += before is not None and before[2] is got and got is not None
-        assert got == _former_lease_job(self, st, now, origin)
+        assert got == _fresh_lease_job(self, st, now, origin)
         return got
 
-    monkeypatch.setattr(Chronus, "_lease_job", checked)
+    monkeypatch.setattr(LeaseModel, "lease_job", checked)
     workload = generate(SyntheticSpec(jobs=120, max_gpus=8), 3)
     simulate(workload, ClusterSpec.uniform(2, 8), Chronus(mode="greedy"))
     assert calls["n"] > 100

@@ -32,9 +32,8 @@ from scheduling_opt.sim import (
     summarize,
 )
 from scheduling_opt.sim.cli.output import jobs_csv
-from scheduling_opt.sim.ones_workload import OnesSpec
-from scheduling_opt.sim.ones_workload import generate as generate_ones
 from scheduling_opt.testing import sim_workloads
+from tests.sim.helpers import workloads_for
 
 BASELINES = policy_names("baselines")
 #: Policies whose jobs carry ONES' batch model (their speed factors exceed 1).
@@ -45,14 +44,7 @@ SHARING = policy_names("antman")
 HEAVY = ("3sigma", "chronus-exact", "ones", "ones-exact", "aryl-plus", "aryl-exact")
 
 
-def _jobs(name: str) -> st.SearchStrategy[list[SimJob]]:
-    if name in ONES:
-        return st.builds(
-            lambda n, seed: list(generate_ones(OnesSpec(jobs=n), seed).jobs),
-            st.integers(1, 8),
-            st.integers(0, 2**16),
-        )
-    return sim_workloads()
+_jobs = workloads_for
 
 
 def _marked(names: tuple[str, ...], slow: tuple[str, ...] = ()) -> list[object]:

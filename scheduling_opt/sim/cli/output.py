@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from scheduling_opt.metrics import GLOSSARY_LINE
+from scheduling_opt.sim.bounds.outputs import bound_table
 from scheduling_opt.sim.limits import check_timeline
 from scheduling_opt.sim.results import JobRecord, job_records, sample
 from scheduling_opt.sim.sweep import RunResult
@@ -233,6 +234,7 @@ def report(
     cached = cache_note(results)
     if cached:
         parts.append(f"\n{cached}\n")
+    parts.append("\n" + bound_table(results, short_unit(unit)))
     if note:
         parts.append(f"\n{note}\n")
     for p in plots:

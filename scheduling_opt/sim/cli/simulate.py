@@ -28,6 +28,7 @@ from typing import Any
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.sim import limits, registry
+from scheduling_opt.sim.bounds.outputs import bound_table
 from scheduling_opt.sim.cli.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
 from scheduling_opt.sim.cli.options import as_options, output_folder, preload_trace
 from scheduling_opt.sim.cli.output import TIME_UNIT, cache_note, reading, table, write_all
@@ -236,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(table(results), end="")
     print(reading(results))
+    print("\n" + bound_table(results), end="")
     cached = cache_note(results)
     if cached:
         print(cached)

@@ -32,6 +32,42 @@ _MEMORY = Param(
     optional=True,
 )
 
+_GANDIVA = (
+    Param(
+        "pack_slowdown",
+        "float",
+        PACK_SLOWDOWN,
+        "each packed job's slowdown (AntMan §5.1's measurement)",
+        low=0.0,
+        high=1.0,
+    ),
+    Param(
+        "slice_overhead",
+        "float",
+        0.0,
+        "share of a time-sliced pair's time lost to suspend-resume",
+        low=0.0,
+        high=1.0,
+    ),
+    _MEMORY,
+)
+
+
+def _engine_sharing(params: Mapping[str, object], share: float, host: float) -> float:
+    # A GPU holds a guarantee job at 1 - host and an opportunistic one at
+    # 1 - share of its speed (the engine's interference); the memory split
+    # only slows them further.
+    return max(1.0, (1.0 - share) + (1.0 - host))
+
+
+def _pair_sharing(params: Mapping[str, object], share: float, host: float) -> float:
+    # The engine's interference is off; every shared job runs at its pair's
+    # speed: two packed jobs at 1 - pack_slowdown each, or a time-sliced pair
+    # losing slice_overhead.
+    d = float(params.get("pack_slowdown", PACK_SLOWDOWN))  # type: ignore[arg-type]
+    o = float(params.get("slice_overhead", 0.0))  # type: ignore[arg-type]
+    return max(1.0, 2.0 * (1.0 - d), 1.0 - o)
+
 
 def _antman(
     workload: Workload, cluster: ClusterSpec, quotas: Mapping[str, int] | None, **params: Any
@@ -84,57 +120,24 @@ SPECS: tuple[PolicySpec, ...] = (
             _MEMORY,
         ),
         family=FAMILY,
+        throughput=_engine_sharing,
     ),
     PolicySpec(
         "gandiva",
         "Gandiva's time slicing, packing by measured throughput, and migration",
         _gandiva,
-        (
-            Param(
-                "pack_slowdown",
-                "float",
-                PACK_SLOWDOWN,
-                "each packed job's slowdown (AntMan §5.1's measurement)",
-                low=0.0,
-                high=1.0,
-            ),
-            Param(
-                "slice_overhead",
-                "float",
-                0.0,
-                "share of a time-sliced pair's time lost to suspend-resume",
-                low=0.0,
-                high=1.0,
-            ),
-            _MEMORY,
-        ),
+        _GANDIVA,
         fixed={"mode": "full"},
         family=FAMILY,
+        throughput=_pair_sharing,
     ),
     PolicySpec(
         "gandiva-pack",
         "greedy packing only (AntMan §5.2's Gandiva baseline)",
         _gandiva,
-        (
-            Param(
-                "pack_slowdown",
-                "float",
-                PACK_SLOWDOWN,
-                "each packed job's slowdown (AntMan §5.1's measurement)",
-                low=0.0,
-                high=1.0,
-            ),
-            Param(
-                "slice_overhead",
-                "float",
-                0.0,
-                "share of a time-sliced pair's time lost to suspend-resume",
-                low=0.0,
-                high=1.0,
-            ),
-            _MEMORY,
-        ),
+        _GANDIVA,
         fixed={"mode": "pack"},
         family=FAMILY,
+        throughput=_pair_sharing,
     ),
 )

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling_opt.sim import limits
 from scheduling_opt.sim.cluster import ClusterSpec, ServerSpec
-from scheduling_opt.sim.declare import Param, PolicySpec
+from scheduling_opt.sim.declare import Param, PolicySpec, one_job_per_gpu
 from scheduling_opt.sim.policies.aryl.scenario import STEPS, with_scenario
 
 if TYPE_CHECKING:
@@ -225,6 +225,7 @@ SPECS: tuple[PolicySpec, ...] = (
             (*_POLICY, *_SCENARIO, *_CLUSTER),
             fixed=fixed,
             family=FAMILY,
+            throughput=one_job_per_gpu,
             cluster=with_inference,
             workload=with_scenario,
         )
@@ -236,6 +237,7 @@ SPECS: tuple[PolicySpec, ...] = (
         _gandiva_scale,
         _CLUSTER,
         family=FAMILY,
+        throughput=one_job_per_gpu,
         cluster=with_inference,
     ),
 )

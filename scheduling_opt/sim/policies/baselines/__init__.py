@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from scheduling_opt.sim.declare import Param, PolicySpec
+from scheduling_opt.sim.declare import Param, PolicySpec, one_job_per_gpu
 from scheduling_opt.sim.policies.baselines.preemptive import TIRESIAS_KNOB, TIRESIAS_THRESHOLDS
 from scheduling_opt.sim.policies.baselines.themis import THEMIS_ROUND
 
@@ -113,6 +113,7 @@ SPECS: tuple[PolicySpec, ...] = (
         "first in, first out, strict (head-of-line blocking)",
         _fifo,
         family=FAMILY,
+        throughput=one_job_per_gpu,
         default_run=True,
     ),
     PolicySpec(
@@ -120,6 +121,7 @@ SPECS: tuple[PolicySpec, ...] = (
         "shortest job (trace duration) first, with backfilling",
         _sjf,
         family=FAMILY,
+        throughput=one_job_per_gpu,
         default_run=True,
     ),
     PolicySpec(
@@ -127,6 +129,7 @@ SPECS: tuple[PolicySpec, ...] = (
         "earliest first deadline first; SLO jobs preempt best-effort jobs (Chronus §4.3)",
         _edf,
         family=FAMILY,
+        throughput=one_job_per_gpu,
         default_run=True,
     ),
     PolicySpec(
@@ -134,12 +137,14 @@ SPECS: tuple[PolicySpec, ...] = (
         "earliest first deadline first, with backfilling, no preemption",
         _edf_np,
         family=FAMILY,
+        throughput=one_job_per_gpu,
     ),
     PolicySpec(
         "srtf",
         "shortest remaining time first, preemptive",
         _srtf,
         family=FAMILY,
+        throughput=one_job_per_gpu,
         default_run=True,
     ),
     PolicySpec(
@@ -163,6 +168,7 @@ SPECS: tuple[PolicySpec, ...] = (
             ),
         ),
         family=FAMILY,
+        throughput=one_job_per_gpu,
         default_run=True,
     ),
     PolicySpec(
@@ -171,6 +177,7 @@ SPECS: tuple[PolicySpec, ...] = (
         _yarn_cs("tenant"),
         (_QUOTAS,),
         family=FAMILY,
+        throughput=one_job_per_gpu,
         default_run=True,
     ),
     PolicySpec(
@@ -179,6 +186,7 @@ SPECS: tuple[PolicySpec, ...] = (
         _yarn_cs("class"),
         (_QUOTAS,),
         family=FAMILY,
+        throughput=one_job_per_gpu,
     ),
     PolicySpec(
         "genie",
@@ -186,6 +194,7 @@ SPECS: tuple[PolicySpec, ...] = (
         _genie,
         (Param("spread", "bool", True, "spread a job over servers when its QoS allows it"),),
         family=FAMILY,
+        throughput=one_job_per_gpu,
     ),
     PolicySpec(
         "themis",
@@ -202,6 +211,7 @@ SPECS: tuple[PolicySpec, ...] = (
             ),
         ),
         family=FAMILY,
+        throughput=one_job_per_gpu,
     ),
     PolicySpec(
         "3sigma",
@@ -224,5 +234,6 @@ SPECS: tuple[PolicySpec, ...] = (
             ),
         ),
         family=FAMILY,
+        throughput=one_job_per_gpu,
     ),
 )

@@ -65,7 +65,7 @@ class Edf(_Preemptive):
 
     name = "edf"
 
-    def pending_key(self, job: JobView, now: float) -> Key:
+    def pending_key(self, job: JobView, view: View) -> Key:
         return _edf_key(job)
 
     def running_rank(self, job: JobView, now: float) -> tuple[float, ...]:

@@ -13,8 +13,15 @@ victims rejoin the queue at the engine's follow-up call at the same instant
 (the engine calls again while a decision preempts), where they may restart
 on GPUs left free.
 
-- ``srtf``: priority = shortest remaining time (remaining work for a pending
-  job, time to its scheduled completion for a running one).
+- ``srtf``: priority = shortest remaining time (for a pending job its
+  remaining work plus what starting it costs: the engine's restart stall
+  and start overhead, ``View.start_cost``; for a running one the time to its
+  scheduled completion, which includes what its start cost). Counting the
+  cost keeps a run stable under any restart cost: a job that preempts
+  another finishes sooner than it would, start cost included, so the
+  victim cannot win its GPUs back at once. Without it a started job, its
+  end pushed back by its own start cost, lost to the job it had just
+  preempted, again and again at one instant.
 - ``tiresias``: priority = (queue, submit order), queue by attained service
   (GPU-time since the job's last promotion) against ``thresholds``; a job
   preempts only jobs of lower queues (latest submitted first), never one of
@@ -57,7 +64,7 @@ class _Preemptive:
 
     # Subclasses: the queue key of a pending job, and a running job's rank in
     # the same space as rank_pending's (larger = lower priority).
-    def pending_key(self, job: JobView, now: float) -> Key:
+    def pending_key(self, job: JobView, view: View) -> Key:
         raise NotImplementedError
 
     def rank_pending(self, key: Key, now: float) -> tuple[float, ...]:
@@ -83,8 +90,8 @@ class _Preemptive:
         """Hook: when priorities will change next (a timer), if ever."""
         return None
 
-    def enqueue(self, job: JobView, now: float) -> None:
-        key = self.pending_key(job, now)
+    def enqueue(self, job: JobView, view: View) -> None:
+        key = self.pending_key(job, view)
         self.keys[job.index] = key
         self.queue.add(key, job.job.gpus)
 
@@ -98,11 +105,11 @@ class _Preemptive:
         for st in (*view.finished, *view.evicted):
             self.left_running(st.index)
         for st in (*view.arrived, *view.evicted):
-            self.enqueue(st, now)
+            self.enqueue(st, view)
         for index in self.limbo:
             back = view.pending.get(index)
             if back is not None:
-                self.enqueue(back, now)
+                self.enqueue(back, view)
         self.limbo.clear()
         for st in view.started:
             if st.status == RUNNING:
@@ -220,8 +227,8 @@ class Srtf(_Preemptive):
 
     name = "srtf"
 
-    def pending_key(self, job: JobView, now: float) -> Key:
-        return (job.remaining(now), job.index)
+    def pending_key(self, job: JobView, view: View) -> Key:
+        return (job.remaining(view.now) + view.start_cost(job, job.job.gpus), job.index)
 
     def rank_pending(self, key: Key, now: float) -> tuple[float, ...]:
         # Compare on the absolute clock: a pending job would end at now + rem.
@@ -275,7 +282,8 @@ class Tiresias(_Preemptive):
                 q += 1
         return q
 
-    def pending_key(self, job: JobView, now: float) -> Key:
+    def pending_key(self, job: JobView, view: View) -> Key:
+        now = view.now
         q = self._queue_of(job, now)
         self.level[job.index] = q
         if q > 0 and self.knob is not None:
@@ -404,7 +412,7 @@ class Tiresias(_Preemptive):
                 continue
             self.queue.remove(key, st.job.gpus)
             self.offset[index] = st.service(now)
-            self.enqueue(st, now)
+            self.enqueue(st, view)
 
     def wake_at(self) -> float | None:
         times = [h[0][0] for h in (self.demotions, self.promotions) if h]

@@ -26,6 +26,18 @@ not all fit. Cost: building the input is O((J + S) S) for J jobs and S
 servers; consolidation O(J (log J + S)); the search at most |S| leaves of
 one quasi-consolidation pass each, cut off at a time budget (its best
 combination so far).
+
+:class:`Allocator` is that rule in the policy's loop: the jobs that fit in
+the free GPUs in the loop's order are placed, the selected ones by round-up
+consolidation, the others (and a selected job the consolidation could not
+place) by Algorithm 1; the loop's consolidating best fit then tries the
+jobs still pending on what is left (:meth:`Allocator.place_one`: the
+simulator's default rule, or the Chronus artifact's any-free-GPUs rule
+under ``placement="pool"``). Chronus re-places best-effort jobs at every
+5-minute BE lease (§3.3.5); the simulator keeps a placement until the job
+stops, so a job local search spread is migrated onto its fewest servers as
+soon as the GPUs left over at an event allow it
+(:meth:`Allocator.consolidate`).
 """
 
 from __future__ import annotations
@@ -37,10 +49,16 @@ from scheduling_opt.jsonpath import read_int
 from scheduling_opt.model import Cluster, GpuType, Job, Placement, PlacementRow, Server
 from scheduling_opt.placement import PlacementInput, consolidate, search_assign
 from scheduling_opt.scaling import TableModel
+from scheduling_opt.sim.cluster import FreeMap
 from scheduling_opt.sim.cluster import Placement as SimPlacement
+from scheduling_opt.sim.policies.chronus.artifact.rules import pool_place
+from scheduling_opt.sim.policies.chronus.ledger import Ledger
+from scheduling_opt.sim.policies.chronus.options import ChronusOptions
+from scheduling_opt.sim.protocol import JobView, View
+from scheduling_opt.sim.speed import bundled_table
 from scheduling_opt.sim.workload import SimJob
 
-__all__ = ["Placer", "place_jobs"]
+__all__ = ["Allocator", "Placer", "may_consolidate", "place_jobs"]
 
 #: Prefix of the stand-in jobs that hold the busy GPUs (no trace id starts so).
 _BUSY = "~busy:"
@@ -51,9 +69,9 @@ class Placer:
 
     The cluster (rebuilt only when a server's capacity changes), each
     stand-in of a server's busy GPUs and each job to place are validated
-    model objects; built once per distinct value and reused, they no longer
-    dominate a call (a full-trace run makes about 10,000 calls over 120
-    servers). The answers are :func:`place_jobs`' own: same input objects by
+    model objects; built once per distinct value and reused, so that their
+    checks do not dominate a call (a full-trace run makes about 10,000 calls
+    over 120 servers). The answers are :func:`place_jobs`' own: same input objects by
     value, same solver calls.
     """
 
@@ -226,3 +244,148 @@ def place_jobs(
         search_space=search_space,
         time_limit=time_limit,
     )
+
+
+class Allocator:
+    """Chronus' placement of the jobs a scheduling loop starts, and the migrations of spread jobs.
+
+    Parameters
+    ----------
+    options : ChronusOptions
+        ``placement``, ``placement_table``, ``search_space``,
+        ``placement_time_limit``.
+    ledger : Ledger
+        The term's selected jobs (placed by round-up), the counts.
+    """
+
+    def __init__(self, options: ChronusOptions, ledger: Ledger) -> None:
+        self.options = options
+        self.ledger = ledger
+        self.table: TableModel | None = bundled_table() if options.placement_table else None
+        self.placer = Placer()
+        #: Running jobs local search spread over more than their fewest servers.
+        self.spread: set[int] = set()
+        #: Seconds in the §3.4 placement, in all and the longest call.
+        self.seconds = 0.0
+        self.max_seconds = 0.0
+
+    def place_one(self, plan: FreeMap, gpus: int) -> SimPlacement | None:
+        """The simulator's default placement, or any free GPUs under ``placement="pool"``."""
+        return pool_place(plan, gpus) if self.options.placement == "pool" else plan.place(gpus)
+
+    def place(self, plan: FreeMap, order: list[JobView]) -> list[tuple[int, SimPlacement]]:
+        """Round-up consolidation of the selected jobs, local search of the others (§3.4).
+
+        The jobs of ``order`` that fit in the free GPUs, in order, are
+        placed; the starts are taken from ``plan``.
+        """
+        room = plan.total_free
+        chosen: list[JobView] = []
+        for st in order:
+            if room == 0:
+                break
+            if st.job.gpus <= room:
+                chosen.append(st)
+                room -= st.job.gpus
+        if not chosen:
+            return []
+        started = time.perf_counter()
+        counts, selected_ids = self.ledger.counts, self.ledger.selected
+        starts: list[tuple[int, SimPlacement]] = []
+        selected = [st for st in chosen if st.index in selected_ids]
+        rest = [st for st in chosen if st.index not in selected_ids]
+        if selected:
+            got = self.placer.place(
+                plan.capacity, plan.free, [st.job for st in selected], method="round-up", table=None
+            )
+            for st, placement in zip(selected, got, strict=True):
+                if placement is None:
+                    rest.insert(0, st)
+                else:
+                    plan.take(placement)
+                    starts.append((st.index, placement))
+        if rest:
+            got = self.placer.place(
+                plan.capacity,
+                plan.free,
+                [st.job for st in rest],
+                method="local-search",
+                table=self.table,
+                search_space=self.options.search_space,
+                time_limit=self.options.placement_time_limit,
+            )
+            fewest = max(plan.capacity)
+            for st, placement in zip(rest, got, strict=True):
+                if placement is not None:
+                    plan.take(placement)
+                    starts.append((st.index, placement))
+                    if len(placement) > -(-st.job.gpus // fewest):
+                        counts["spread_starts"] += 1
+                        self.spread.add(st.index)
+        spent = time.perf_counter() - started
+        self.seconds += spent
+        self.max_seconds = max(self.max_seconds, spent)
+        counts["placement_calls"] += 1
+        return starts
+
+    def consolidate(
+        self, view: View, plan: FreeMap, starting: set[int]
+    ) -> tuple[tuple[int, SimPlacement], ...]:
+        """Move spread jobs onto their fewest servers when the GPUs left over allow it."""
+        moves: list[tuple[int, SimPlacement]] = []
+        fewest_of = max(plan.capacity)
+        for index in sorted(self.spread - starting):
+            st = view.running.get(index)
+            fewest = -(-st.job.gpus // fewest_of) if st is not None else 0
+            if st is None or len(st.placement) <= fewest:
+                self.spread.discard(index)
+                continue
+            if not may_consolidate(plan, st.placement, st.job.gpus):
+                continue  # plan.place would not find its fewest servers: nothing to try
+            plan.give(st.placement)
+            target = plan.place(st.job.gpus)
+            if target is not None and len(target) <= fewest:
+                plan.take(target)
+                moves.append((index, target))
+                self.spread.discard(index)
+                self.ledger.counts["consolidated_moves"] += 1
+            else:
+                plan.take(st.placement)
+        return tuple(moves)
+
+
+def may_consolidate(plan: FreeMap, placement: SimPlacement, gpus: int) -> bool:
+    """Whether ``plan.place(gpus)``, with ``placement`` given back, could use its fewest servers.
+
+    False only when it surely cannot: a job of at most K GPUs needs one
+    server with that many free (counting its own GPUs there), a larger one
+    on a uniform cluster ``ceil(gpus / K)`` whole free servers. Lets
+    :meth:`Allocator.consolidate` skip the give, place and take back of a
+    spread job that stays spread (the free map's levels are sorted lists, so
+    giving and taking back left the same map): O(K + |placement|).
+
+    Examples
+    --------
+    A 4-GPU job spread 2 + 2, 2 GPUs free on each server: given back, one
+    server has its 4. A 6-GPU job spread 3 + 3, 1 GPU free on each: no
+    server would have 6.
+
+    >>> plan = FreeMap([8, 8])
+    >>> plan.take(((0, 6), (1, 6)))
+    >>> may_consolidate(plan, ((0, 2), (1, 2)), 4)
+    True
+    >>> plan.take(((0, 1), (1, 1)))
+    >>> may_consolidate(plan, ((0, 3), (1, 3)), 6)
+    False
+    """
+    kmax = plan.kmax
+    free, levels = plan.free, plan.levels
+    if gpus <= kmax:
+        top = next((k for k in range(kmax, 0, -1) if levels[k]), 0)
+        return top >= gpus or any(free[s] + g >= gpus for s, g in placement)
+    if not plan.uniform:
+        return True
+    whole = len(levels[kmax]) + sum(
+        1 for s, g in placement if free[s] < kmax and free[s] + g == kmax
+    )
+    return whole * kmax >= gpus

@@ -15,7 +15,7 @@ from scheduling_opt.policies.edl.model import (
     DEFAULT_STARVATION,
     DEFAULT_THRESHOLDS,
 )
-from scheduling_opt.sim.declare import Param, PolicySpec
+from scheduling_opt.sim.declare import Param, PolicySpec, one_job_per_gpu
 
 if TYPE_CHECKING:
     from scheduling_opt.sim.cluster import ClusterSpec
@@ -82,6 +82,7 @@ SPECS: tuple[PolicySpec, ...] = (
         PARAMS,
         fixed={"elastic": True},
         family=FAMILY,
+        throughput=one_job_per_gpu,
     ),
     PolicySpec(
         "edl-tiresias",
@@ -90,5 +91,6 @@ SPECS: tuple[PolicySpec, ...] = (
         PARAMS,
         fixed={"elastic": False},
         family=FAMILY,
+        throughput=one_job_per_gpu,
     ),
 )

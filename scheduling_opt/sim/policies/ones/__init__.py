@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scheduling_opt.sim.declare import Param, PolicySpec
+from scheduling_opt.sim.declare import Param, PolicySpec, one_job_per_gpu
 
 if TYPE_CHECKING:
     from scheduling_opt.sim.cluster import ClusterSpec
@@ -71,6 +71,8 @@ SPECS: tuple[PolicySpec, ...] = (
         _SEARCH,
         fixed={"method": "ones"},
         family=FAMILY,
+        throughput=one_job_per_gpu,
+        batch_speeds=True,
     ),
     PolicySpec(
         "ones-exact",
@@ -79,6 +81,8 @@ SPECS: tuple[PolicySpec, ...] = (
         _SEARCH,
         fixed={"method": "exact"},
         family=FAMILY,
+        throughput=one_job_per_gpu,
+        batch_speeds=True,
     ),
     PolicySpec(
         "fixed-batch",
@@ -86,5 +90,7 @@ SPECS: tuple[PolicySpec, ...] = (
         _fixed,
         (_INTERVAL, _SIGMA),
         family=FAMILY,
+        throughput=one_job_per_gpu,
+        batch_speeds=True,
     ),
 )

@@ -1,12 +1,13 @@
 """The Chronus artifact's lease-selection MILP, as its code writes it, solved by CBC.
 
 Chronus (SoCC '21) §3.3.4 selects, each lease term, one reward step per
-guaranteed job and the terms it holds. The authors' simulator
-(``../shared/peers/chronus-artifact``, ``code/alg/scheduler/solver.py``
-347-424, called from ``time_aware_with_lease.py`` 890-911) writes it so:
+guaranteed job and the terms it holds. The authors' simulator (the Chronus
+artifact, :mod:`~scheduling_opt.sim.policies.chronus.artifact.rules`;
+``code/alg/scheduler/solver.py``, ``MIPSolver.job_selection``, called from
+``time_aware_with_lease.py``, ``flush_lease_jobs``) writes it so:
 
-- a row per guaranteed job and reward step (``abstract_lease_list``,
-  620-665): the job's binned GPUs ``g``, the terms it still needs ``n``, the
+- a row per guaranteed job and reward step (``abstract_lease_list``):
+  the job's binned GPUs ``g``, the terms it still needs ``n``, the
   step's window ``w`` (terms from the current one that end by the step's
   deadline, ``compute_maximum_lease``; it may be 0 or negative once the step
   has passed) and the step's value ``v``;
@@ -14,29 +15,32 @@ guaranteed job and the terms it holds. The authors' simulator
   largest window), and ``S[r]``, the row's step is chosen;
 - per row ``sum_{k < w} X[r, k] = n S[r]`` and ``sum_{w <= k < W} X = 0``;
 - per term ``sum_r g_r X[r, k] <= free[k]``, the GPUs the frozen jobs'
-  reservations leave (:meth:`Chronus._frozen`);
+  reservations leave
+  (:func:`~scheduling_opt.sim.policies.chronus.artifact.selection.frozen_jobs`);
 - per job, the rows from its step 0 to the next job's: ``sum S = 1`` (every
   guaranteed job keeps a step);
 - maximise ``sum_r v_r S[r] +/- sum_r g_r X[r, 0] / max(free)``: the sign is
-  minus while an unguaranteed SLO job waits (lines 769-772, the adaptive
-  objective), plus otherwise.
+  minus while an unguaranteed SLO job waits (the adaptive objective
+  ``flush_lease_jobs`` chooses), plus otherwise.
 
 Only term 0 is scored, so where a row's later terms lie is the solver's
 choice: that is why this module exists. The artifact's admission and its
 frozen jobs read those terms (docs/reproduction.md, "Parity with the
 authors' simulator"), and no rule we can write lays them out as CBC does;
 the same model given to CBC (the binary PuLP, a base dependency, bundles)
-is the closest reading. Two deliberate differences from the artifact's call:
-CBC runs without its wall-clock stops (5 s, and 1 s without a better
-incumbent, ``solver.py`` 408), because a run must not depend on the
-machine's load, and optionally with a node limit instead; and the rows of
-a job whose step 0 has passed are written with the artifact's flat-index
-arithmetic (a negative window reaches into the previous row's last terms,
-``solver.py`` 382-385, and for the first row wraps, as Python's negative
-indexing does, to the last rows' last terms), which we keep because it is
-the model CBC solved. Which optimal layout CBC returns also depends on its
-build: :mod:`~scheduling_opt.sim.policies.chronus.artifact.mip` gives the same model
-to the build the artifact ran.
+is the closest reading. Two deliberate differences from the artifact's
+call: CBC runs without its wall-clock stops (5 s, and 1 s without a better
+incumbent, in ``MIPSolver.job_selection``), because a run must not depend
+on the machine's load, and optionally with a node limit instead; and the
+rows of a job whose step 0 has passed are written with the artifact's
+flat-index arithmetic (a negative window reaches into the previous row's
+last terms, as the "past the window" equality of
+``MIPSolver.job_selection`` indexes them, and for the first row wraps, as
+Python's negative indexing does, to the last rows' last terms), which we
+keep because it is the model CBC solved. Which optimal layout CBC returns
+also depends on its build:
+:mod:`~scheduling_opt.sim.policies.chronus.artifact.mip` gives the same
+model to the build the artifact ran.
 
 The model goes to the CBC binary PuLP bundles as a fixed MPS file written
 here (PuLP's own modelling layer took 2.8 of 3.9 s on 343 rows x 263 terms;
@@ -218,7 +222,7 @@ def job_groups(rows: Sequence[Row]) -> list[range]:
 
 
 def outside(i: int, window: int, width: int, rows: int) -> list[int]:
-    """Flat X indices row ``i``'s "no term past the window" equality covers (``solver.py`` 384-385).
+    """Flat X indices row ``i``'s "no term past the window" equality covers (``MIPSolver.job_selection``).
 
     The artifact's range is flat: a negative window starts in the previous
     rows, and below index 0 Python's negative indexing wraps it to the last

@@ -14,18 +14,19 @@ moves the wDMR from +18% to within 9% of the artifact's
 (docs/reproduction.md, "Parity with the authors' simulator").
 
 So this module builds the same model through python-mip's own API, in the
-artifact's order (``solver.py`` 347-424: X row-major then S; the objective's
-S terms then its X terms; per row its window equality and, when the window
-is short, its outside equality; per term its capacity; per job its one-step
-equality), because CBC's choice among equal optima follows the order it is
-given. It is written from the model's statement, not copied.
+artifact's order (``solver.py``, ``MIPSolver.job_selection``: X row-major
+then S; the objective's S terms then its X terms; per row its window
+equality and, when the window is short, its outside equality; per term its
+capacity; per job its one-step equality), because CBC's choice among equal
+optima follows the order it is given. It is written from the model's
+statement, not copied.
 
 python-mip is an optional dependency (``pip install
 'scheduling-opt[parity]'``, Python < 3.12, as mip 1.15 requires): the base
 library never imports it. By default CBC runs to proven optimality (the run
 is deterministic); ``artifact_stops=True`` applies the artifact's stops
-(5 s, and 1 s without a better incumbent, ``solver.py`` 408), which depend
-on the machine's speed and load.
+(5 s, and 1 s without a better incumbent, as ``MIPSolver.job_selection``
+calls CBC), which depend on the machine's speed and load.
 
 Cost: R W + R binaries (R rows, W terms) built in Python through python-mip,
 O(R W); then CBC.

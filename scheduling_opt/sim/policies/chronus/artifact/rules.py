@@ -1,111 +1,134 @@
 """The Chronus authors' simulator's semantics, as named options of the ``chronus`` policy.
 
-The artifact released with Chronus (SoCC '21; ``../shared/peers/chronus-artifact``,
-``code/alg/scheduler/time_aware_with_lease.py`` unless a file is named) runs
+The artifact released with Chronus (SoCC '21) is the public repository
+S-Lab-System-Group/ChronusArtifact at commit bc7e15f; its simulator is in
+the folder ``code/``, and the citations below name its functions in
+``code/alg/scheduler/time_aware_with_lease.py`` (the scheduler
+``TimeAwareWithLeaseScheduler``) unless another file is named. It runs
 Chronus with rules that differ from ours. Each rule here is one option of
-:class:`~scheduling_opt.sim.policies.chronus.policy.Chronus`, pointed to in the
-artifact's code; :data:`ARTIFACT_POLICY` sets them all (with the engine's
-options in :mod:`scheduling_opt.sim.semantics`). This module holds the
-pieces the options share: the estimate, the GPU bins, the queue classes and
-their two orders, and the pool placement. Nothing here is the artifact's
-code: each is a rule read from it and written again.
+:class:`~scheduling_opt.sim.policies.chronus.policy.Chronus`, pointed to in
+the artifact's code; :data:`ARTIFACT_POLICY` sets them all (with the
+engine's options, :data:`ARTIFACT_ENGINE`, through the ``artifact``
+semantics). This module holds the pieces the options share: the estimate,
+the GPU bins, the queue classes and their three orders, the admission
+packing and the pool placement. Nothing here is the artifact's code: each
+is a rule read from it and written again.
 
 - ``estimate="artifact"``: a job's lease work is its estimate
-  ``int(duration (1 + (1 + log2 g) 0.5 / T_l) 1.1)`` (lines 1328-1329) less
-  the time it has run, and it is charged ``g`` rounded to 1, 2, 4, 8 or
-  itself above 8 (:func:`bins`, lines 83-87, ``solver.py`` 7-8): instead of
-  the trace's remaining duration (an oracle) and Eq. (6)'s round-up.
-- ``admission="reserved"``: an arriving SLO job is admitted when it fits,
-  latest terms first, before its *first* deadline in the terms the
-  guaranteed jobs leave (``solver.py`` 262-293: the packing visits each job
+  ``int(duration (1 + (1 + log2 g) 0.5 / T_l) 1.1)``
+  (``flush_event_jobs_with_cache_solution``) less the time it has run, and
+  it is charged ``g`` rounded to 1, 2, 4, 8 or itself above 8
+  (:func:`bins`, ``convert_to_bin``): instead of the trace's remaining
+  duration (an oracle) and Eq. (6)'s round-up.
+- ``admission_check="reserved"``: an arriving SLO job is admitted when it
+  fits, latest terms first, before its *first* deadline in the terms the
+  guaranteed jobs leave (``solver.py``,
+  ``MIPSolver.batch_fast_check_if_packable``: the packing visits each job
   once, at its smallest slack, the first deadline; the binary search of
-  lines 1219-1249 then never finds a larger window, its lower end being the
-  last deadline's); no re-solve. Its deadline becomes the last step's,
-  rounded down to a term boundary (1367-1368).
-- ``admission_check="batch"`` (the artifact's; ``"reserved"`` above is an
-  earlier, coarser reading kept for comparison): the guaranteed jobs the
-  last selection placed hold their reserved terms after the current one
-  (its ``cache_solution``, less its earliest terms as its remaining
-  estimate shrinks, flush_running_jobs 421-434; a job that finished or
-  left the guaranteed class holds none); the jobs guaranteed since that
+  ``process_unaccepted_jobs`` then never finds a larger window, its lower
+  end being the last deadline's); no re-solve. Its deadline becomes the
+  last step's, rounded down to a term boundary
+  (``flush_event_jobs_with_cache_solution``).
+- ``admission_check="batch"`` (the artifact's; ``"reserved"`` is a
+  coarser reading kept for comparison): the guaranteed jobs the last
+  selection placed hold their reserved terms after the current one (its
+  ``cache_solution``, less its earliest terms as its remaining estimate
+  shrinks, as ``flush_running_jobs`` trims it; a job that finished or left
+  the guaranteed class holds none); the jobs guaranteed since that
   selection, the batch's earlier arrivals and the arriving job are packed
-  again together by :func:`packs` (``solver.py`` 262-293, each job at its
-  first deadline); a refused job stays in the rest of its batch's packing
-  (``process_unaccepted_jobs`` trims only its own copies of the lists,
-  1251-1258), a one-step job at the window its binary search leaves
-  (:func:`relaxed_window`, 1219-1249), so a refused strict job does not
-  refuse the jobs after it, a refused soft job does.
+  again together by :func:`packs` (each job at its first deadline); a
+  refused job stays in the rest of its batch's packing
+  (``process_unaccepted_jobs`` trims only its own copies of the lists), a
+  one-step job at the window its binary search leaves
+  (:func:`relaxed_window`), so a refused strict job does not refuse the
+  jobs after it, a refused soft job does
+  (:mod:`~scheduling_opt.sim.policies.chronus.artifact.admission`).
 - ``cache_layout="late"`` (with ``admission_check="batch"``): the terms a
   guaranteed job holds after the current one, as the admission sees them,
   lie as late as its deadline allows (:func:`late_layout`). The artifact's
   MILP scores only the first term, so where it puts the others is CBC's
   choice; measured at minute 6,695 of P_MIX2, its 358 cached jobs spread
-  them through their windows (30 start at the next term) where ours put
-  all 355 at the earliest terms (docs/reproduction.md). Late is the rule
-  of the artifact's own greedy selection and admission packing.
+  them through their windows (30 start at the next term) where the
+  library's solvers put all 355 at the earliest terms
+  (docs/reproduction.md). Late is the rule of the artifact's own greedy
+  selection and admission packing.
 - ``search_rows=400`` (an option, not in :data:`ARTIFACT_POLICY`): the
   artifact's selection MILP takes at most ``MAX_SEARCH_JOB`` = 1,200 x
-  T_l / 60 rows, one per guaranteed job and reward step (lines 11,
-  146-147, 828-881); beyond, the jobs that hold reservations are frozen,
-  most (binned) GPUs and latest windows first, until the excess rows are
-  out: they keep their terms (``cache_solution``; run in the term if it
-  holds it, 906-911), so the term-0 minimisation of
+  T_l / 60 rows (:func:`search_rows`), one per guaranteed job and reward
+  step (``flush_lease_jobs``, its ``lease_info_collection``); beyond, the
+  jobs that hold reservations are frozen, most (binned) GPUs and latest
+  windows first, until the excess rows are out: they keep their terms
+  (``cache_solution``; run in the term if it holds it, its
+  ``should_run_jobs``), so the term-0 minimisation of
   ``selection="artifact"`` does not move them, and :func:`late_layout`
-  keeps them where they are (``Chronus._frozen``). The rule is the
-  artifact's, but the terms a frozen job keeps are CBC's choice when it
-  was last in the MILP; ours keeps the terms our solver gave it, and on
-  P_MIX2 that overshoots (docs/reproduction.md): left out of the preset.
-- ``selection="artifact-cbc"`` (an option, not in :data:`ARTIFACT_POLICY`;
-  with ``search_rows``): the selection MILP as ``solver.py`` 347-424 writes
-  it, solved by CBC (:mod:`~scheduling_opt.sim.policies.chronus.artifact.cbc`); the
-  frozen jobs keep the terms CBC gave them, which is the artifact's rule.
+  keeps them where they are
+  (:func:`~scheduling_opt.sim.policies.chronus.artifact.selection.frozen_jobs`).
+  The rule is the artifact's, but the terms a frozen job keeps are CBC's
+  choice when it was last in the MILP; the library's selection keeps the
+  terms its solver gave it, and on P_MIX2 that overshoots
+  (docs/reproduction.md): left out of the preset.
+- ``selection="artifact-cbc"`` and ``"artifact-mip"`` (options, not in
+  :data:`ARTIFACT_POLICY`; the ``artifact-mip`` semantics sets the second
+  with ``search_rows``): the selection MILP as ``solver.py``,
+  ``MIPSolver.job_selection``, writes it, solved by CBC
+  (:mod:`~scheduling_opt.sim.policies.chronus.artifact.cbc`,
+  :mod:`~scheduling_opt.sim.policies.chronus.artifact.mip`); the frozen
+  jobs keep the terms CBC gave them, which is the artifact's rule.
 - ``term_release="all"``: every term boundary releases every running job
-  that the term's selection does not hold (792-816); they restart by the
-  queue order, paying the engine's start overhead (595-601, 1005-1011).
+  that the term's selection does not hold (``flush_lease_jobs``); they
+  restart by the queue order, paying the engine's start overhead (the
+  resume count of ``flush_pending_jobs`` and ``flush_lease_jobs``).
 - ``selection="artifact"``: every guaranteed job must keep a deadline level
-  (``solver.py`` 394-406, an equality per job); while unguaranteed jobs
-  wait, the selected jobs' terms lie as late as their levels allow, so that
-  the term holds the fewest GPUs (the adaptive objective, 769-772 and
-  ``solver.py`` 372-374). "Wait" is the artifact's count
-  ``number_of_accepted`` (1013-1017, 1398-1399): the jobs of its
-  unguaranteed class at the last selection's end, plus the SLO arrivals
-  refused since; jobs that arrived since the last 5-minute pass are not in
-  its queue and do not count (``Chronus._minimize_first``).
+  (``MIPSolver.job_selection``, an equality per job); while unguaranteed
+  jobs wait, the selected jobs' terms lie as late as their levels allow, so
+  that the term holds the fewest GPUs (the adaptive objective: the
+  minimisation ``flush_lease_jobs`` asks of ``MIPSolver.job_selection``).
+  "Wait" is the artifact's count ``number_of_accepted`` (recounted at the
+  end of ``flush_lease_jobs``, raised by each refusal of
+  ``flush_event_jobs_with_cache_solution``): the jobs of its unguaranteed
+  class at the last selection's end, plus the SLO arrivals refused since;
+  jobs that arrived since the last 5-minute pass are not in its queue and
+  do not count
+  (:meth:`~scheduling_opt.sim.policies.chronus.artifact.queue.QueueState.minimize_first`).
 - ``queue="artifact"``: the classes of the artifact's queue (guaranteed,
-  unguaranteed, best effort, lowest: 24-27) and its passes: at whole
-  minutes only; terms on multiples of T_l; arrivals and the pending pass
-  every 5 minutes (1192-1200), ordered by :func:`pass_key` (46-49: jobs
-  that overran their estimate first, then best-effort and unguaranteed jobs
-  together by smallest remaining estimate x GPUs, then guaranteed jobs by
-  smallest slack x GPUs, then the lowest); the fill of every odd minute
-  (1202-1203, 1137-1155) by :func:`fill_key` (ascending class: lowest
-  first). An SLO job that can no longer meet its deadline (the trace's
-  remaining duration, 487-488) joins the lowest class; a job that ran past
-  its estimate becomes unguaranteed and first in the pass (412-417).
+  unguaranteed, best effort, lowest: its ``queue_priority`` values) and its
+  passes (``run``): at whole minutes only; terms on multiples of T_l;
+  arrivals and the pending pass every 5 minutes, ordered by :func:`pass_key`
+  (``best_func``: jobs that overran their estimate first, then best-effort
+  and unguaranteed jobs together by smallest remaining estimate x GPUs,
+  then guaranteed jobs by smallest slack x GPUs, then the lowest); the fill
+  of every odd minute (``filling_jobs``) by :func:`fill_key` (ascending
+  class: lowest first). An SLO job that can no longer meet its deadline
+  (the trace's remaining duration, ``flush_pending_jobs``) joins the lowest
+  class; a job that ran past its estimate becomes unguaranteed and first in
+  the pass (``flush_running_jobs``)
+  (:mod:`~scheduling_opt.sim.policies.chronus.artifact.queue`,
+  :mod:`~scheduling_opt.sim.policies.chronus.artifact.minute`).
 - ``force_short=True``: an unguaranteed pending job that can finish (by the
   trace's duration) before the term ends is started at once on the GPUs the
   term's selection leaves, smallest first, preempting opportunistic jobs
-  (455-478, 504-573).
+  (``flush_pending_jobs``).
 - ``fill_overhead=False``: the starts of the odd-minute fill owe no start
-  overhead (``Decision.free_starts``): ``filling_jobs`` (1137-1155) counts
-  no resume, and the overhead is the resume count times 0.5 x
-  (1 + log2 g) (398-402); the pass and the terms count one per start
-  (595-601, 1005-1011).
+  overhead (:class:`~scheduling_opt.sim.protocol.StartTerms`):
+  ``filling_jobs`` counts no resume, and the overhead is the resume count
+  times 0.5 x (1 + log2 g) (``flush_running_jobs``); the pass and the terms
+  count one per start (``flush_pending_jobs``, ``flush_lease_jobs``).
 - ``start_credit=True``: a job started outside the 5-minute pass is
-  credited the minutes since the last pass (``Decision.credit``). The
-  odd-minute fill (1137-1155) and the term's selection (985-1000) set no
-  ``last_check_time`` (unlike the pass, 368 and 378), so the next progress
-  update (325-333) counts from the pass that last updated the waiting job
-  (446-453: every pending job, every 5 minutes): 1 to 4 minutes for a fill
-  start (e.g. job 16192 of P_MIX2: pass at 155, fill start at 157, ends at
-  197.5 with the 2 minutes, 199.5 without), 5 for a waiting job the
-  selection starts at a boundary (the pass of that minute runs after the
-  selection; e.g. job 10868: waiting from 135, selected at 140, progress
-  25 at 160).
+  credited the minutes since the last pass
+  (:class:`~scheduling_opt.sim.protocol.StartTerms`). The odd-minute fill
+  (``filling_jobs``) and the term's selection (``flush_lease_jobs``) set no
+  ``last_check_time`` (unlike the pass, ``opportunistic_run``), so the next
+  progress update (``update_job_time``) counts from the pass that last
+  updated the waiting job (``flush_pending_jobs``: every pending job, every
+  5 minutes): 1 to 4 minutes for a fill start (e.g. job 16192 of P_MIX2:
+  pass at 155, fill start at 157, ends at 197.5 with the 2 minutes, 199.5
+  without), 5 for a waiting job the selection starts at a boundary (the
+  pass of that minute runs after the selection; e.g. job 10868: waiting
+  from 135, selected at 140, progress 25 at 160).
 - ``placement="pool"``: a job starts whenever enough GPUs are free anywhere
   (the artifact's placement splits a job over any servers,
-  ``alg/placement/greedy.py`` 78-170, and the progress model ignores the
-  split, ``compute_progress`` returns 1.0, lines 58-59).
+  ``alg/placement/greedy.py``, ``GreedyPolicy``, and the progress model
+  ignores the split: ``compute_progress`` returns 1.0).
 
 Cost: every helper is O(1) per job but :func:`pool_place` (O(servers)),
 :func:`packs` and :func:`relaxed_window` (their docstrings).
@@ -115,8 +138,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
+
+if TYPE_CHECKING:
+    from scheduling_opt.sim.protocol import JobView
 
 __all__ = [
     "ACCEPTED",
@@ -125,6 +152,7 @@ __all__ = [
     "LOWEST",
     "UNACCEPTED",
     "Entry",
+    "Estimates",
     "bins",
     "estimate",
     "fill_key",
@@ -137,9 +165,9 @@ __all__ = [
     "victim_key",
 ]
 
-#: The artifact's queue classes (``queue_priority``, lines 24-27).
+#: The artifact's queue classes (its ``queue_priority`` values: ``LOWEST``, ``ACCEPTED_SLO``, ...).
 LOWEST, ACCEPTED, UNACCEPTED, BEST_EFFORT = -1, 0, 1, 2
-#: Checkpoint + resume overhead per start, minutes (lines 35-36).
+#: Checkpoint + resume overhead per start, minutes (``CHECKPOINT_OVER_HEAD + RESUME_OVER_HEAD``).
 START_OVERHEAD = 0.5
 #: Minutes between the artifact's arrival and pending passes (``BEST_SLOT``).
 PASS_STEP = 5
@@ -168,15 +196,15 @@ ARTIFACT_ENGINE: dict[str, object] = {
     "round_length": 1.0,
 }
 #: The rows of the artifact's selection MILP per hour of lease term
-#: (``MAX_SEARCH_JOB`` = 1,200 x T_l / 60, lines 11 and 146-147).
+#: (``MAX_SEARCH_JOB`` = 1,200 x T_l / 60, set in the scheduler's ``__init__``).
 SEARCH_ROWS_PER_HOUR = 1200
 
 
 def search_rows(lease_length: float) -> int:
     """The artifact's cap on its selection MILP's rows for terms of ``lease_length`` minutes.
 
-    ``MAX_SEARCH_JOB = MAX_SEARCH_JOB * lease_term_interval // 60`` (lines
-    146-147), integer division as there.
+    ``MAX_SEARCH_JOB = MAX_SEARCH_JOB * self.lease_term_interval // 60``
+    (the scheduler's ``__init__``), integer division as there.
 
     Examples
     --------
@@ -221,6 +249,31 @@ def estimate(duration: float, gpus: int, lease_length: float) -> int:
     return int(duration * coef * 1.1)
 
 
+class Estimates:
+    """Each job's :func:`estimate`, computed once per job (a job's trace values never change).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> st = SimpleNamespace(index=3, job=SimpleNamespace(work=100.0, gpus=4))
+    >>> Estimates(20.0).of(st)  # type: ignore[arg-type]
+    118
+    """
+
+    __slots__ = ("_known", "lease_length")
+
+    def __init__(self, lease_length: float) -> None:
+        self.lease_length = lease_length
+        self._known: dict[int, int] = {}
+
+    def of(self, st: JobView) -> int:
+        """The estimate of the job ``st`` (by its index)."""
+        est = self._known.get(st.index)
+        if est is None:
+            est = self._known[st.index] = estimate(st.job.work, st.job.gpus, self.lease_length)
+        return est
+
+
 def pass_key(
     overran: bool, cls: int, emergence: float, submit: float, index: int
 ) -> tuple[float, ...]:
@@ -230,9 +283,9 @@ def pass_key(
     unguaranteed jobs together; then guaranteed ones; then the lowest. In a
     class, the larger ``emergence`` (minus remaining estimate x GPUs, or
     minus slack x GPUs) first, then the earlier submission (``best_func``'s
-    last term is minus the submit time, sorted descending: lines 46-49).
-    Python's sort is stable and the pass first sorts by class, emergence
-    and submission, descending (587), so among jobs equal so far a
+    last term is minus the submit time, sorted descending). Python's sort
+    is stable and the pass first sorts by class, emergence and submission,
+    descending (``flush_pending_jobs``), so among jobs equal so far a
     best-effort job goes before an unguaranteed one; then the older list
     order, here the index (the trace's, its arrival order in a minute).
 
@@ -262,7 +315,7 @@ def pass_key(
 def victim_key(
     overran: bool, cls: int, emergence: float, submit: float, seq: int
 ) -> tuple[float, ...]:
-    """Ascending sort key of the pass's preemption victims (``best_func`` ascending, 544).
+    """Ascending sort key of the pass's preemption victims (``best_func`` ascending).
 
     The reverse of :func:`pass_key`'s first four terms: the lowest class,
     the smallest emergence, the latest submission first. The victims are
@@ -282,7 +335,7 @@ def fill_key(
 ) -> tuple[float, ...]:
     """Ascending sort key of the odd-minute fill: the lowest class first, smallest emergence first.
 
-    The fill sorts the pending list by class and emergence (1141); the
+    The fill sorts the pending list by class and emergence (``filling_jobs``); the
     sort is stable over the last pass's order (:func:`pass_key`), so among
     equals a job that overran its estimate goes first, then the earlier
     submission, then the index.
@@ -299,7 +352,8 @@ def pool_place(plan: FreeMap, gpus: int) -> Placement | None:
     """Any free GPUs for ``gpus``: the default rule if it finds a place, else the fullest servers.
 
     The artifact's placement never leaves a job waiting while enough GPUs
-    are free in the cluster (it splits the job, ``greedy.py`` 139-168).
+    are free in the cluster (it splits the job: ``alg/placement/greedy.py``,
+    ``GreedyPolicy``).
 
     Examples
     --------
@@ -326,7 +380,7 @@ def pool_place(plan: FreeMap, gpus: int) -> Placement | None:
 def packs(entries: Sequence[Entry], free: Sequence[int], capacity: int) -> bool:
     """Whether the artifact's greedy packs every entry into the terms' free GPUs.
 
-    ``batch_fast_check_if_packable`` (``solver.py`` 262-293): the entries
+    ``MIPSolver.batch_fast_check_if_packable`` (``solver.py``): the entries
     sorted by most GPUs first, then least slack (window - terms needed),
     then the widest window (ties in list order); each takes, from the last
     term of its window backwards, every term with room for it until it has
@@ -366,7 +420,7 @@ def packs(entries: Sequence[Entry], free: Sequence[int], capacity: int) -> bool:
 def relaxed_window(entries: Sequence[Entry], free: Sequence[int], capacity: int, high: int) -> int:
     """The window the artifact's binary search leaves on a refused job (the last entry).
 
-    ``process_unaccepted_jobs`` (lines 1219-1249) searches for the smallest
+    ``process_unaccepted_jobs`` searches for the smallest
     window of the refused job that packs (the others as they are), between
     its own window (at least its terms needed) and ``high``; it writes the
     result into the packing's list, which the rest of the batch's checks
@@ -403,13 +457,13 @@ def late_layout(
 ) -> dict[str, tuple[int, ...]]:
     """Each job's reserved terms after the first moved as late as its deadline allows.
 
-    The artifact's selection MILP scores only the first term (``solver.py``
-    362-408: values, and the first term's GPUs); where a job's later terms
-    lie is the solver's choice. Its own greedy selection, used when the MILP
-    fails (``batch_fast_job_selection``, ``solver.py`` 298-345), and its
-    admission packing take the latest terms with room, most GPUs and least
-    slack first: the same here for the terms after the first (term 0, the
-    current one, stays as selected). Terms ``k < due[j]`` are in job ``j``'s
+    The artifact's selection MILP scores only the first term (``solver.py``,
+    ``MIPSolver.job_selection``: values, and the first term's GPUs); where a
+    job's later terms lie is the solver's choice. Its own greedy selection,
+    used when the MILP fails (``MIPSolver.batch_fast_job_selection``), and
+    its admission packing take the latest terms with room, most GPUs and
+    least slack first: the same here for the terms after the first (term 0,
+    the current one, stays as selected). Terms ``k < due[j]`` are in job ``j``'s
     window. The jobs of ``keep`` hold their terms as given (the jobs the
     artifact's selection leaves frozen, ``search_rows``). When the greedy
     cannot place a job, ``terms`` is returned as it is (a feasible layout).
