@@ -47,7 +47,13 @@ import math
 import time
 from collections.abc import Callable
 
-from scheduling_opt.allocation import AllocationDecision, AllocationInput, afs, two_phase
+from scheduling_opt.allocation import (
+    AllocationDecision,
+    AllocationInput,
+    afs,
+    flexible_workers,
+    two_phase,
+)
 from scheduling_opt.model import Job
 from scheduling_opt.sim.cluster import FreeMap
 from scheduling_opt.sim.cluster import Placement as SimPlacement
@@ -448,11 +454,20 @@ class JobScheduler:
             if flexible == sum(j.max_workers - j.min_workers for j in jobs):
                 continue  # every job is at its maximum already
             started = time.perf_counter()
-            inp = AllocationInput(tuple(jobs), free + flexible, {j.id: j.min_workers for j in jobs})
-            decision = self.allocator(inp).decision
+            if self.allocator is two_phase:
+                # Every job here runs, so Algorithm 2's phase one admits nothing and its
+                # phase two alone decides: the same workers without simulating the plan.
+                extra, _ = flexible_workers(jobs, free + flexible)
+                workers = {j.id: j.min_workers + extra.get(j.id, 0) for j in jobs}
+            else:
+                inp = AllocationInput(
+                    tuple(jobs), free + flexible, {j.id: j.min_workers for j in jobs}
+                )
+                decision = self.allocator(inp).decision
+                assert decision is not None
+                workers = dict(decision.workers)
             self.seconds["allocation"] += time.perf_counter() - started
-            assert decision is not None
-            target = {int(k): v for k, v in decision.workers.items()}
+            target = {int(k): v for k, v in workers.items()}
             # Shrinks first, then growths on what they and the free GPUs leave.
             for i in ids:
                 before = self._placement(view, i, current)

@@ -163,7 +163,7 @@ class ArylPolicy:
             order=order,
             any_gpu_share=any_gpu_share,
             predictor=self.predictor,
-            groups=groups,
+            groups=groups and loan,
             hetero_share=hetero_share,
             hetero_efficiency=hetero_efficiency,
         )
