@@ -223,3 +223,39 @@ def test_the_variants_fix_their_scenarios() -> None:
     p = make_policy("aryl-no-groups", w, cluster)
     assert isinstance(p, ArylPolicy)
     assert p.jobs.groups is None
+
+
+# ---------------------------------------------------------------- the claims of ``reproduce aryl``
+
+
+def test_every_aryl_claim_names_runs_of_the_set() -> None:
+    from scheduling_opt.reproduce.papers import PAPERS
+
+    paper = PAPERS["aryl"]
+    names = {r.name for r in paper.policies}
+    for c in paper.claims:
+        assert c.policy in names, c.what
+        assert c.baseline in names or c.baseline == "-", c.what
+    # Table 6 and Fig. 10 compare one policy with itself under one parameter.
+    params = {r.name: (r.policy, dict(r.params)) for r in paper.policies}
+    assert params["aryl-ideal-no-groups"] == ("aryl-ideal", {"groups": False})
+    assert params["aryl-advanced-no-groups"] == ("aryl-advanced", {"groups": False})
+    assert params["aryl-imperfect"] == ("aryl", {"scaling_loss": 0.1})
+    assert params["aryl-ideal-imperfect"] == ("aryl-ideal", {"scaling_loss": 0.1})
+
+
+def test_quick_aryl_runs_the_cheap_system_runs_at_the_judged_load_only() -> None:
+    from scheduling_opt.reproduce.papers import PAPERS
+
+    paper = PAPERS["aryl"]
+    judged = paper.configs(quick=True, judged={"excerpt": 1.6})
+    at = {(c.label or c.policy) for c in judged if c.workload.density == 1.6}
+    elsewhere = {(c.label or c.policy) for c in judged if c.workload.density != 1.6}
+    assert {"aryl-no-groups", "aryl-advanced", "aryl-imperfect"} <= at
+    assert not {"aryl-no-groups", "aryl-advanced", "aryl-imperfect"} & elsewhere
+    assert not {"aryl-ideal", "aryl-ideal-no-groups", "aryl-ideal-imperfect"} & (at | elsewhere)
+    # The full mode runs them all (quick=False leaves a run out of --quick only).
+    runs = {r.name: r for r in paper.policies}
+    for name in ("aryl-ideal", "aryl-ideal-no-groups", "aryl-ideal-imperfect"):
+        assert not runs[name].quick
+        assert not runs[name].everywhere
