@@ -105,7 +105,8 @@ def test_invariants(name: str, data: st.DataObject) -> None:
 #: makes them (the family's cluster and workload hooks), with a load curve
 #: that lends and reclaims (``test_aryl_system.py`` for the hand-computed ones).
 ARYL_SYSTEM = [
-    (name, loss)
+    # Every job elastic: the Ideal runs take about a second; the others keep the area fast.
+    pytest.param(name, loss, marks=pytest.mark.slow) if name == "aryl-ideal" else (name, loss)
     for name in ("aryl", "aryl-no-groups", "aryl-advanced", "aryl-ideal")
     for loss in (0.0, 0.1)
 ]
