@@ -102,7 +102,8 @@ class ArylPolicy:
     groups : bool
         §5.3: elastic jobs on on-loan servers first, their base and flexible
         workers on server groups kept across calls (False: Table 6's naive
-        BFD, elastic jobs on training servers first like inelastic ones).
+        BFD, elastic jobs on training servers first like inelastic ones). Only
+        when loaning: without on-loan servers there are no groups to keep.
     hetero_share : float
         Share of the jobs that may train on training and on-loan GPUs at
         once (0: Basic; 0.1: §7.1's Advanced; 1: its Ideal).
