@@ -43,7 +43,7 @@ from scheduling_opt.allocation.simulate import (
     plan_deadline,
     simulate_elastic,
 )
-from scheduling_opt.allocation.two_phase import knapsack_groups, two_phase
+from scheduling_opt.allocation.two_phase import flexible_workers, knapsack_groups, two_phase
 from scheduling_opt.deprecation import deprecated_names
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "check",
     "exact",
     "fifo",
+    "flexible_workers",
     "free_capacity",
     "knapsack_groups",
     "lower_bound",

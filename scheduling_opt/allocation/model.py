@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.model import Job
@@ -59,6 +60,18 @@ class Scaling:
     def time(self, job: Job, workers: int) -> float:
         """Running time of the whole job at a constant ``workers``."""
         return float(job.duration * (job.max_workers / workers) ** self.exponent)
+
+    def times(self, job: Job, workers: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """:meth:`time` at each of ``workers`` (an array; the same floats, element-wise).
+
+        Examples
+        --------
+        >>> Scaling().times(Job("a", 1, 4, 10.0), np.array([1, 2, 4])).tolist()
+        [40.0, 20.0, 10.0]
+        """
+        if self.exponent != 1.0:  # numpy's power may round otherwise than the scalar's
+            return np.array([self.time(job, int(w)) for w in workers], dtype=np.float64)
+        return job.duration * (job.max_workers / workers.astype(np.float64))
 
 
 LINEAR = Scaling()

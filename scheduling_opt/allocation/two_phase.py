@@ -18,7 +18,7 @@ import numpy as np
 from scheduling_opt.allocation.model import LINEAR, AllocationDecision, AllocationInput, Scaling
 from scheduling_opt.allocation.simulate import SECONDS_PER_STEP, plan_deadline, solution_of
 from scheduling_opt.errors import InstanceTooLargeError
-from scheduling_opt.mckp import Mckp, dp
+from scheduling_opt.mckp import Mckp, MckpDecision, dp
 from scheduling_opt.model import Job
 from scheduling_opt.solution import Seed, Solution, named
 
@@ -67,7 +67,7 @@ def knapsack_groups(jobs: Sequence[Job], capacity: int, scaling: Scaling = LINEA
         extra = np.arange(1, min(j.max_workers - j.min_workers, capacity // j.gpus_per_worker) + 1)
         base = scaling.time(j, j.min_workers)
         weights.append(extra * j.gpus_per_worker)
-        values.append(np.array([base - scaling.time(j, j.min_workers + int(w)) for w in extra]))
+        values.append(base - scaling.times(j, j.min_workers + extra))
     return Mckp.from_arrays(weights, values, capacity)
 
 
@@ -76,6 +76,53 @@ def sjf_key(
 ) -> Callable[[tuple[int, Job]], tuple[float, int]]:
     """Sort key of ``(queue index, job)``: running time at ``workers(job)``, then queue order."""
     return lambda item: (scaling.time(item[1], workers(item[1])), item[0])
+
+
+def flexible_workers(
+    elastic: Sequence[Job],
+    room: int,
+    scaling: Scaling = LINEAR,
+    *,
+    time_limit: float | None = None,
+) -> tuple[dict[str, int], Solution[MckpDecision]]:
+    """Algorithm 2's phase two alone: the extra workers of each elastic job, and the knapsack.
+
+    The exact MCKP (:func:`knapsack_groups`, :func:`scheduling_opt.mckp.dp`)
+    over ``room`` GPUs; a job the knapsack leaves out gets no extra worker
+    (absent from the mapping). For a caller that needs the allocation but
+    not the simulated JCT of the plan (:func:`two_phase`'s objective, O(n^2)):
+    a simulator's scheduler sharing free GPUs among running jobs at every
+    call. Cost: the MCKP, O(sum_j (max_j - min_j) x room).
+
+    Parameters
+    ----------
+    elastic : sequence of Job
+        The elastic jobs at their base demand.
+    room : int
+        GPUs for their flexible demand.
+    scaling : Scaling, optional
+    time_limit : float, optional
+        Seconds for the DP (its greedy choice past them, said by the
+        knapsack's ``message``).
+
+    Returns
+    -------
+    tuple of (dict of str to int, Solution[MckpDecision])
+
+    Examples
+    --------
+    >>> extra, _ = flexible_workers([Job("A", 2, 3, 100.0), Job("B", 2, 6, 20.0)], 4)
+    >>> extra
+    {'A': 1, 'B': 3}
+    """
+    knapsack = dp(knapsack_groups(elastic, room, scaling), time_limit=time_limit)
+    assert knapsack.decision is not None  # the DP always decides
+    extra = {
+        job.id: item + 1
+        for job, item in zip(elastic, knapsack.decision.choice, strict=True)
+        if item is not None
+    }
+    return extra, knapsack
 
 
 @named("two-phase")
@@ -143,14 +190,11 @@ def two_phase(
         )
     # The DP keeps part of the time for the simulation of the plan.
     budget = max(deadline - time.perf_counter() - len(inp.jobs) ** 2 * SECONDS_PER_STEP, 1e-3)
-    knapsack = dp(knapsack_groups(elastic, room, inp.scaling), time_limit=budget)
-    assert knapsack.decision is not None  # the DP always decides
+    extra, knapsack = flexible_workers(elastic, room, inp.scaling, time_limit=budget)
     workers = {
-        j.id: j.min_workers if j.id in chosen or j.id in inp.running else 0 for j in inp.jobs
+        j.id: j.min_workers + extra.get(j.id, 0) if j.id in chosen or j.id in inp.running else 0
+        for j in inp.jobs
     }
-    for job, item in zip(elastic, knapsack.decision.choice, strict=True):
-        if item is not None:
-            workers[job.id] += item + 1
     return solution_of(
         inp,
         workers,

@@ -22,6 +22,17 @@ Our precise reading (the paper gives the rule in prose only):
   its eligible servers stays unplaced and takes nothing.
 - Order: GPUs per worker descending, then total GPUs descending, then file
   order (stable).
+- Groups across calls (:func:`bfd_assign`'s ``groups`` and ``flexible``):
+  a scheduler that calls BFD at every round and keeps the groups between
+  rounds (Aryl's does, §5.3) names the group of each on-loan server in use
+  (``base`` or ``flexible``) instead of the in-call default (busy = base), and
+  may place a running elastic job's added workers as a job of their own
+  whose workers are all flexible demand (Algorithm 2's phase two grows
+  running jobs): they take the flexible tiers and join the flexible group.
+  With kept groups the flexible group stays for flexible workers, so that
+  it can go back without a preemption: inelastic workers on on-loan
+  servers take free or base servers first and the flexible group last, and
+  join the base group.
 
 Per-worker best fit keeps choosing the same server while it has room (its
 free count only shrinks and stays the smallest that fits), so the workers
@@ -39,14 +50,16 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
-from scheduling_opt.errors import InstanceTooLargeError
+from scheduling_opt.errors import InstanceTooLargeError, InvalidInstanceError
 from scheduling_opt.placement.bounds import heuristic_solution
 from scheduling_opt.placement.model import Assignment, PlacementDecision, PlacementInput
 from scheduling_opt.solution import Seed, Solution, named
 
 TRAIN, LOAN_FREE, LOAN_BASE, LOAN_FLEX = range(4)
+#: The names of the on-loan groups a caller may give (:func:`bfd_assign`'s ``groups``).
+GROUPS = {"base": LOAN_BASE, "flexible": LOAN_FLEX}
 
 #: Largest server (GPUs) the free-level buckets are built for: 16 buckets of
 #: that many levels each stay a few MB.
@@ -57,12 +70,18 @@ _N_GROUPS = 4
 INELASTIC_TIERS: tuple[tuple[int, ...], ...] = ((TRAIN,), (LOAN_FREE, LOAN_BASE, LOAN_FLEX))
 BASE_TIERS: tuple[tuple[int, ...], ...] = ((LOAN_FREE, LOAN_BASE), (TRAIN,), (LOAN_FLEX,))
 FLEX_TIERS: tuple[tuple[int, ...], ...] = ((LOAN_FREE, LOAN_FLEX), (TRAIN,), (LOAN_BASE,))
+#: Inelastic workers when the caller keeps the groups: the flexible group last.
+KEPT_INELASTIC_TIERS: tuple[tuple[int, ...], ...] = (
+    (TRAIN,),
+    (LOAN_FREE, LOAN_BASE),
+    (LOAN_FLEX,),
+)
 
 
 class _Servers:
     """Free GPUs and group of every server, bucketed for best-fit lookups."""
 
-    def __init__(self, inp: PlacementInput) -> None:
+    def __init__(self, inp: PlacementInput, named: Mapping[int, int]) -> None:
         largest = max(inp.cap, default=0)
         if largest > MAX_SERVER_GPUS:
             raise InstanceTooLargeError(
@@ -74,8 +93,8 @@ class _Servers:
         self.levels = largest + 1
         self.free = list(inp.free)
         self.group = [
-            (LOAN_BASE if busy else LOAN_FREE) if loan else TRAIN
-            for loan, busy in zip(inp.loan, inp.busy, strict=True)
+            named.get(s, (LOAN_BASE if busy else LOAN_FREE) if loan else TRAIN)
+            for s, (loan, busy) in enumerate(zip(inp.loan, inp.busy, strict=True))
         ]
         self.used = list(inp.busy)
         self.type = inp.server_type
@@ -183,13 +202,51 @@ def bfd_order(inp: PlacementInput) -> list[int]:
     return sorted(range(inp.n_jobs), key=lambda j: (-inp.gpw[j], -inp.gpus(j), j))
 
 
-def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
+def _named_groups(inp: PlacementInput, groups: Mapping[str, str] | None) -> dict[int, int]:
+    """``groups`` by server index, checked: on-loan servers, ``base`` or ``flexible``."""
+    if groups is None:
+        return {}
+    if not isinstance(groups, Mapping):
+        raise InvalidInstanceError("groups", f"must map server ids to groups, got {groups!r}")
+    index = {sid: s for s, sid in enumerate(inp.server_ids)}
+    out: dict[int, int] = {}
+    for sid, name in groups.items():
+        s = index.get(sid)
+        if s is None or not inp.loan[s]:
+            raise InvalidInstanceError(f"groups.{sid}", "not an on-loan server of the input")
+        if name not in GROUPS:
+            raise InvalidInstanceError(
+                f"groups.{sid}", f"must be 'base' or 'flexible', got {name!r}"
+            )
+        out[s] = GROUPS[name]
+    return out
+
+
+def bfd_assign(
+    inp: PlacementInput,
+    *,
+    groups: Mapping[str, str] | None = None,
+    flexible: Collection[str] = (),
+) -> list[Assignment | None]:
     """Aryl's best-fit decreasing: per job ``((server, workers), ...)`` or None.
 
     Parameters
     ----------
     inp : PlacementInput
         The jobs to place and the free GPUs.
+    groups : mapping of str to str, optional
+        The group (``"base"`` or ``"flexible"``) of on-loan servers, by id,
+        for a caller that keeps the groups across calls (Aryl §5.3). A
+        server not named is in the base group if it runs workers, else free.
+        Given (even empty), the flexible group is kept for flexible workers:
+        inelastic workers on on-loan servers take free or base ones first,
+        the flexible group last, and join the base group (no reclaim can
+        scale them in).
+    flexible : collection of str, optional
+        Jobs to place whose workers are all flexible demand: a running
+        elastic job's added workers, given as a job of their own. They take
+        the flexible workers' tiers and an on-loan server they open joins
+        the flexible group.
 
     Returns
     -------
@@ -201,6 +258,9 @@ def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
     ------
     InstanceTooLargeError
         A server of more than :data:`MAX_SERVER_GPUS` GPUs.
+    InvalidInstanceError
+        ``groups.<id>``: not an on-loan server of the input, or a group
+        other than base and flexible; ``flexible.<id>``: not a job to place.
 
     Examples
     --------
@@ -209,11 +269,28 @@ def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
     >>> bfd_assign(PlacementInput(cluster, [Job("a", 2, 2, 60.0, 4), Job("b", 9, 9, 60.0)]))
     [((0, 2),), None]
 
+    Two on-loan servers with 4 free GPUs each, the first kept in the base
+    group, the second in the flexible group: a job's added flexible workers
+    go to the flexible group's server, a new base demand to the base one.
+
+    >>> lent = Cluster(
+    ...     (GpuType("T4"),),
+    ...     (Server("i0", "T4", 4, "inference", True), Server("i1", "T4", 4, "inference", True)),
+    ... )
+    >>> inp = PlacementInput(lent, [Job("e+", 2, 2, 60.0), Job("f", 2, 8, 60.0)], workers={"f": 2})
+    >>> bfd_assign(inp, groups={"i0": "base", "i1": "flexible"}, flexible=("e+",))
+    [((1, 2),), ((0, 2),)]
+
     References
     ----------
     Aryl §5.3.
     """
-    servers = _Servers(inp)
+    named = _named_groups(inp, groups)
+    flex = set(flexible)
+    for job_id in flex:
+        if job_id not in inp.job_ids:
+            raise InvalidInstanceError(f"flexible.{job_id}", "not a job to place of the input")
+    servers = _Servers(inp, named)
     all_types = tuple(range(inp.n_types))
     out: list[Assignment | None] = [None] * inp.n_jobs
     for j in bfd_order(inp):
@@ -222,11 +299,15 @@ def bfd_assign(inp: PlacementInput) -> list[Assignment | None]:
         if servers.room(types, gpw) < n:
             continue
         placed: dict[int, int] = {}
-        if inp.elastic[j]:
+        if inp.job_ids[j] in flex:
+            _place_workers(servers, placed, n, gpw, types, FLEX_TIERS, LOAN_FLEX)
+        elif inp.elastic[j]:
             _place_workers(servers, placed, inp.base[j], gpw, types, BASE_TIERS, LOAN_BASE)
             _place_workers(servers, placed, n - inp.base[j], gpw, types, FLEX_TIERS, LOAN_FLEX)
-        else:
+        elif groups is None:
             _place_workers(servers, placed, n, gpw, types, INELASTIC_TIERS, TRAIN)
+        else:
+            _place_workers(servers, placed, n, gpw, types, KEPT_INELASTIC_TIERS, LOAN_BASE)
         out[j] = tuple(sorted(placed.items()))
     return out
 

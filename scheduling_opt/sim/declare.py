@@ -5,7 +5,8 @@ user's module) describes each policy name it offers as a
 :class:`PolicySpec`: the factory that makes a fresh policy for one run,
 the parameters a run may set (:class:`Param`: type, default, range, one
 line of help), the settings its variant fixes, what it adds to the
-cluster, and the named semantics it takes part in (:class:`Semantics`).
+cluster, what its scenario makes of the jobs, and the named semantics it
+takes part in (:class:`Semantics`).
 Everything else is derived from these declarations by
 :mod:`scheduling_opt.sim.registry`: the names ``--policy`` accepts, its
 help, the check of ``--policy NAME:key=value`` and of a configuration's
@@ -282,6 +283,11 @@ class PolicySpec:
     cluster : callable or None
         ``cluster(cluster, params) -> ClusterSpec``: what the policy adds to
         the run's cluster (Aryl's inference servers, which it lends).
+    workload : callable or None
+        ``workload(workload, params) -> Workload``: the run's jobs as the
+        policy's scenario has them (Aryl's Ideal scenario: every job
+        elastic; its imperfect scaling: the jobs' scaling curves); None:
+        the jobs as given.
     semantics : tuple of Semantics
         The named semantics the family takes part in.
     throughput : callable or None
@@ -301,6 +307,7 @@ class PolicySpec:
     default_run: bool = False
     cluster: Callable[[ClusterSpec, Mapping[str, object]], ClusterSpec] | None = None
     semantics: tuple[Semantics, ...] = ()
+    workload: Callable[[Workload, Mapping[str, object]], Workload] | None = None
     throughput: Throughput | None = None
     batch_speeds: bool = False
 

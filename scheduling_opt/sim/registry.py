@@ -54,6 +54,7 @@ __all__ = [
     "policy_spec",
     "register_policy",
     "run_cluster",
+    "run_workload",
     "semantics",
 ]
 
@@ -148,6 +149,26 @@ def run_cluster(name: str, cluster: ClusterSpec, params: Mapping[str, object]) -
     """``cluster`` with what policy ``name`` adds to it (its declared ``cluster`` hook)."""
     spec = policy_spec(name)
     return cluster if spec.cluster is None else spec.cluster(cluster, spec.resolve(params))
+
+
+def run_workload(name: str, workload: Workload, params: Mapping[str, object]) -> Workload:
+    """``workload`` as policy ``name``'s scenario has it (its declared ``workload`` hook).
+
+    The hook gets every parameter, the variant's fixed ones included (a
+    variant may fix a scenario). The same object when the policy declares
+    no hook, so every other policy's run is unchanged.
+
+    Examples
+    --------
+    >>> from scheduling_opt.sim.workload import SimJob
+    >>> w = Workload.of([SimJob("0", 0.0, 1, 1.0)], "demo")
+    >>> run_workload("fifo", w, {}) is w
+    True
+    """
+    spec = policy_spec(name)
+    if spec.workload is None:
+        return workload
+    return spec.workload(workload, {**spec.resolve(params), **spec.fixed})
 
 
 def semantics(name: str | None = None) -> tuple[Semantics, ...]:

@@ -271,9 +271,11 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
     """
     for plugin in config.plugins:  # a worker process loads them too
         registry.load_plugin(plugin, "plugins")
-    workload = config.workload.load(config.seed)
+    given = dict(config.policy_params)
+    # The policy's scenario may change the jobs (its declared workload hook).
+    workload = registry.run_workload(config.policy, config.workload.load(config.seed), given)
     cluster = config.cluster()
-    policy = registry.make_policy(config.policy, workload, cluster, dict(config.policy_params))
+    policy = registry.make_policy(config.policy, workload, cluster, given)
     table = bundled_table() if config.placement_table else None
     params = EngineParams(
         config.restart_cost,

@@ -329,3 +329,54 @@ def test_checker_rejects_a_wrong_per_job_jct_and_a_high_bound() -> None:
         PROBLEM.check(inp, sol.with_(bound=70.0))
     with pytest.raises(VerificationError, match="without a decision"):
         PROBLEM.check(inp, Solution(Status.INFEASIBLE, None, None))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    bounds=st.lists(
+        st.tuples(st.integers(1, 4), st.integers(0, 4), st.floats(1.0, 100.0)),
+        min_size=1,
+        max_size=6,
+    ),
+    room=st.integers(0, 12),
+)
+def test_flexible_workers_is_two_phase_on_running_jobs(
+    bounds: list[tuple[int, int, float]], room: int
+) -> None:
+    # Every job running at its base demand: phase one admits nothing, so
+    # two_phase's workers are the base plus phase two's extra workers.
+    jobs = tuple(Job(f"j{i}", lo, lo + up, d) for i, (lo, up, d) in enumerate(bounds))
+    running = {j.id: j.min_workers for j in jobs}
+    workers = al.two_phase(al.AllocationInput(jobs, room, running)).decision
+    assert workers is not None
+    extra, _ = al.flexible_workers([j for j in jobs if j.elastic], room)
+    assert {j.id: j.min_workers + extra.get(j.id, 0) for j in jobs} == dict(workers.workers)
+    assert sum(extra.values()) <= room
+
+
+def test_flexible_workers_by_hand() -> None:
+    # A: 2..3 workers, 100 at 3 -> 150 at 2; B: 2..6, 20 at 6 -> 60 at 2.
+    # 4 GPUs: B +3 (60 -> 24: 36) and A +1 (150 -> 100: 50) give 86, the best
+    # of the pairs summing to at most 4 (B +4 alone 40; A +1, B +2: 50 + 30).
+    extra, knapsack = al.flexible_workers([Job("A", 2, 3, 100.0), Job("B", 2, 6, 20.0)], 4)
+    assert extra == {"A": 1, "B": 3}
+    assert knapsack.objective == pytest.approx(86.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    low=st.integers(1, 64),
+    up=st.integers(0, 64),
+    duration=st.floats(1e-3, 1e6),
+    exponent=st.sampled_from((1.0, 0.5, 0.9, 0.25)),
+)
+def test_scaling_times_are_the_scalar_times(
+    low: int, up: int, duration: float, exponent: float
+) -> None:
+    # The knapsack's values come from the array form: the same floats, bit for bit.
+    import numpy as np
+
+    job = Job("j", low, low + up, duration)
+    scaling = al.Scaling(exponent)
+    workers = np.arange(low, low + up + 1)
+    assert scaling.times(job, workers).tolist() == [scaling.time(job, int(w)) for w in workers]

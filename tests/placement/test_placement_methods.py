@@ -20,6 +20,7 @@ from scheduling_opt.placement import (
     PlacementDecision,
     PlacementInput,
     best_fit_decreasing,
+    bfd_assign,
     buddy_pack,
     check,
     exact,
@@ -187,6 +188,65 @@ def test_bfd_prefers_pools_and_separates_base_from_flexible() -> None:
     assert place["el2"] == {"i1": 2, "i2": 2}
     assert base_group == {"i1", "i2"}
     assert "i3" not in {s for p in place.values() for s in p}
+
+
+def test_bfd_keeps_the_callers_groups_and_places_flexible_workers_in_theirs() -> None:
+    # Three on-loan servers of 8 GPUs, each with 2 GPUs used by a running job:
+    # i1 kept in the base group, i2 in the flexible group, i3 named base too.
+    # Hand-computed with the tiers of docs/placement.md, in BFD's order (GPUs
+    # descending: fill 8, f 4, e+ 3):
+    # - "fill" (inelastic) takes the training server t1;
+    # - "f" (elastic 2..6, placed at 4: 2 base + 2 flexible): base tiers (free
+    #   or base on-loan servers): i1 and i3 tie at 6 free, file order: i1
+    #   gets 2; its flexible workers: flexible tiers, only i2: i2 gets 2;
+    # - "e+" (3 flexible workers of a running job): flexible tiers again: i2
+    #   (4 free left) gets 3.
+    servers = (
+        Server("t1", "V100", 8),
+        Server("i1", "T4", 8, "inference", True),
+        Server("i2", "T4", 8, "inference", True),
+        Server("i3", "T4", 8, "inference", True),
+    )
+    old = (Job("r1", 2, 2, 60.0), Job("r2", 2, 2, 60.0), Job("r3", 2, 2, 60.0))
+    rows = Placement(
+        (PlacementRow("r1", "i1", 2), PlacementRow("r2", "i2", 2), PlacementRow("r3", "i3", 2))
+    )
+    fill = Job("fill", 8, 8, 60.0)  # takes the training server first: both pools in play
+    jobs = (*old, fill, Job("e+", 3, 3, 60.0), Job("f", 2, 6, 60.0))
+    inp = PlacementInput(Cluster(TYPES, servers), jobs, rows, workers={"f": 4})
+    groups = {"i1": "base", "i2": "flexible", "i3": "base"}
+    got = bfd_assign(inp, groups=groups, flexible=("e+",))
+    ids = inp.server_ids
+    named = [None if a is None else {ids[s]: w for s, w in a} for a in got]
+    assert named == [{"t1": 8}, {"i2": 3}, {"i1": 2, "i2": 2}]
+    # The same call without the caller's groups: every busy on-loan server is
+    # base, so no flexible server exists. f: base 2 on i1 (first of three at
+    # 6), flexible 2: no free or flexible server, training full, base tier:
+    # i1 (4 free) fits best: f = i1 x 4. e+: base tier, i1 (2 free) then i2.
+    plain = bfd_assign(inp, flexible=("e+",))
+    assert [None if a is None else {ids[s]: w for s, w in a} for a in plain] == [
+        {"t1": 8},
+        {"i1": 2, "i2": 1},
+        {"i1": 4},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("groups", "flexible", "error"),
+    [
+        ({"t1": "base"}, (), r"groups\.t1: not an on-loan server"),
+        ({"nope": "base"}, (), r"groups\.nope: not an on-loan server"),
+        ({"i1": "spare"}, (), r"groups\.i1: must be 'base' or 'flexible'"),
+        ({}, ("ghost",), r"flexible\.ghost: not a job to place"),
+    ],
+)
+def test_bfd_refuses_groups_it_cannot_use(
+    groups: dict[str, str], flexible: tuple[str, ...], error: str
+) -> None:
+    servers = (Server("t1", "V100", 8), Server("i1", "T4", 8, "inference", True))
+    inp = PlacementInput(Cluster(TYPES, servers), (Job("a", 1, 1, 60.0),))
+    with pytest.raises(InvalidInstanceError, match=error):
+        bfd_assign(inp, groups=groups, flexible=flexible)
 
 
 def test_bfd_best_fit_uses_the_tightest_server() -> None:

@@ -33,6 +33,8 @@ from scheduling_opt.sim import (
     summarize,
 )
 from scheduling_opt.sim.cli.output import jobs_csv
+from scheduling_opt.sim.policies.aryl.load import LoadCurve
+from scheduling_opt.sim.registry import run_cluster, run_workload
 from scheduling_opt.testing import sim_workloads
 from tests.sim.helpers import workloads_for
 
@@ -164,6 +166,47 @@ def _check(
         assert out.busy_area <= sum(out.gpu_time) * (1 + 1e-12)
     else:
         assert out.busy_area == pytest.approx(sum(out.gpu_time))
+    m = summarize(out)
+    assert 0.0 <= m["utilization"] <= 1.0 + 1e-12
+    assert m["jobs"] == len(jobs)
+
+
+#: Aryl's system paths: on-loan servers, kept groups, heterogeneous training and
+#: the scenarios' jobs (every job elastic, imperfect scaling), as ``run_config``
+#: makes them (the family's cluster and workload hooks), with a load curve
+#: that lends and reclaims (``test_aryl_system.py`` for the hand-computed ones).
+ARYL_SYSTEM = [
+    # Every job elastic: the Ideal runs take about a second; the others keep the area fast.
+    pytest.param(name, loss, marks=pytest.mark.slow) if name == "aryl-ideal" else (name, loss)
+    for name in ("aryl", "aryl-no-groups", "aryl-advanced", "aryl-ideal")
+    for loss in (0.0, 0.1)
+]
+
+
+@pytest.mark.parametrize(("name", "loss"), ARYL_SYSTEM)
+@settings(max_examples=15, deadline=None)
+@given(jobs=sim_workloads(), compute=st.sampled_from((1.0, 0.25)))
+def test_aryl_system_invariants(name: str, loss: float, jobs: list[SimJob], compute: float) -> None:
+    params: dict[str, object] = {
+        "inference_servers": 2,
+        "inference_gpus": 4,
+        "inference_compute": compute,
+        "scaling_loss": loss,
+        "interval": 5.0,
+    }
+    w = run_workload(name, Workload.of(jobs, "h"), params)
+    c = run_cluster(name, ClusterSpec.uniform(SERVERS, GPUS), params)
+    curve = LoadCurve((0.0, 10.0, 20.0, 40.0), (0.0, 1.0, 0.0, 2.0), "servers")
+    policy = make_policy(name, w, c, {**params, "curve": None})
+    policy.curve = curve  # type: ignore[attr-defined]
+    out = simulate(w, c, Audited(policy))
+    for j, start, end, gt in zip(out.jobs, out.first_start, out.end, out.gpu_time, strict=True):
+        assert j.submit <= start <= end
+        # A GPU's speed is at most 1 (compute <= 1, heterogeneous jobs at most
+        # their GPUs' summed compute, imperfect scaling below linear), so a
+        # job holds at least its nominal GPU-time, elastic or not.
+        assert gt >= j.gpus * j.work - 1e-6
+    assert out.busy_area == pytest.approx(sum(out.gpu_time))
     m = summarize(out)
     assert 0.0 <= m["utilization"] <= 1.0 + 1e-12
     assert m["jobs"] == len(jobs)

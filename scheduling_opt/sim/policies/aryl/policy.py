@@ -34,10 +34,15 @@ paper's baselines
 ``fifo-no-loan`` (neither, FIFO) and ``afs`` (scale only, AFS allocation,
 queue order).
 
-Not modelled: the base/flexible server groups across calls (each start is
-placed on the free GPUs alone), heterogeneous training, batch-size halving
-on T4. Aryl (EuroSys '22) §3-§5, Appendix B, D. A call costs O(Q + S) for
-Q queued jobs and S servers, plus the solvers when they run.
+The base and flexible server groups of §5.3 are kept across calls
+(``groups``, :mod:`~scheduling_opt.sim.policies.aryl.groups`; off: Table
+6's naive BFD); heterogeneous training (``hetero_share``,
+``hetero_efficiency``: the Advanced and Ideal scenarios of §7.1,
+:mod:`~scheduling_opt.sim.policies.aryl.hetero`) sets the speed factor
+(``Decision.rate``) of a job placed on both pools. Not modelled: batch-size
+halving on T4 (Appendix E: a normalized on-loan GPU runs at V100 speed).
+Aryl (EuroSys '22) §3-§6, Appendix A, B, D. A call costs O(Q + S) for Q
+queued jobs and S servers, plus the solvers when they run.
 """
 
 from __future__ import annotations
@@ -47,7 +52,9 @@ import math
 
 import numpy as np
 
-from scheduling_opt.sim.policies.aryl.jobs import LOAN, TRAIN, JobScheduler, any_gpu_type
+from scheduling_opt.sim.policies.aryl.groups import FLEXIBLE
+from scheduling_opt.sim.policies.aryl.hetero import ADVANCED_EFFICIENCY, mixed_factor
+from scheduling_opt.sim.policies.aryl.jobs import LOAN, MIXED, TRAIN, JobScheduler, any_gpu_type
 from scheduling_opt.sim.policies.aryl.load import LoadCurve, load_curve
 from scheduling_opt.sim.policies.aryl.pools import held
 from scheduling_opt.sim.policies.aryl.predict import DurationPredictor
@@ -92,6 +99,17 @@ class ArylPolicy:
         Seconds per reclaim solver call.
     seed : int
         Seed of the ``random`` reclaim and of ``aryl-plus``.
+    groups : bool
+        §5.3: elastic jobs on on-loan servers first, their base and flexible
+        workers on server groups kept across calls (False: Table 6's naive
+        BFD, elastic jobs on training servers first like inelastic ones). Only
+        when loaning: without on-loan servers there are no groups to keep.
+    hetero_share : float
+        Share of the jobs that may train on training and on-loan GPUs at
+        once (0: Basic; 0.1: §7.1's Advanced; 1: its Ideal).
+    hetero_efficiency : float
+        Their throughput as a share of the sum of their GPUs' compute
+        (Appendix A: 0.7; the Ideal scenario: 1).
     name : str or None
         The run's label (default from the options).
 
@@ -126,6 +144,9 @@ class ArylPolicy:
         any_gpu_share: float = 0.21,
         time_limit: float = 10.0,
         seed: int = 0,
+        groups: bool = True,
+        hetero_share: float = 0.0,
+        hetero_efficiency: float = ADVANCED_EFFICIENCY,
         name: str | None = None,
     ) -> None:
         if reclaim not in RECLAIM_METHODS:
@@ -143,6 +164,9 @@ class ArylPolicy:
             order=order,
             any_gpu_share=any_gpu_share,
             predictor=self.predictor,
+            groups=groups and loan,
+            hetero_share=hetero_share,
+            hetero_efficiency=hetero_efficiency,
         )
         self.loan, self.scale = loan, scale
         self.reclaimer = RECLAIM_METHODS[reclaim]
@@ -199,6 +223,9 @@ class ArylPolicy:
         jobs = self.jobs
         jobs.k = view.cluster.gpus_per_server
         self.size = [spec.gpus for spec in view.cluster.servers]
+        jobs.is_loan = [not spec.available for spec in view.cluster.servers]
+        jobs.gpu_type = [spec.gpu_type for spec in view.cluster.servers]
+        jobs.compute = [spec.compute for spec in view.cluster.servers]
         for s, spec in enumerate(view.cluster.servers):
             (jobs.pools[TRAIN] if spec.available else self.inference).append(s)
         self.total_gpus = sum(self.size)
@@ -265,6 +292,7 @@ class ArylPolicy:
                     preempt=reclaim.preempt,
                     capacity=tuple(capacity),
                     resize=reclaim.resize,
+                    rate=reclaim.rate,
                     wake_at=now + RETURN_DELAY,
                 )
             elif target > len(lent):
@@ -275,25 +303,39 @@ class ArylPolicy:
                     plan.set_capacity(s, self.size[s])
                     bisect.insort(lent, s)
                 self.counts["lends"] += len(new)
-        starts, resize, busy_delta = self.jobs.schedule(view, plan)
+        starts, resize, busy_delta, rate = self.jobs.schedule(view, plan)
         self.busy = sum(view.capacity) - view.free_total + busy_delta
         # After the curve's last sample the lent count cannot change: no more ticks
         # (a job that can never fit then ends the run with the engine's error).
         wake = self.next_tick if self.loan and now < self.curve.times[-1] else None
         return Decision(
-            starts=tuple(starts), capacity=tuple(capacity), resize=tuple(resize), wake_at=wake
+            starts=tuple(starts),
+            capacity=tuple(capacity),
+            resize=tuple(resize),
+            rate=tuple(rate),
+            wake_at=wake,
         )
 
     # ------------------------------------------------------------------ reclaim
 
     def _reclaim(self, view: View, n_reclaim: int) -> Decision:
-        """Choose N_R on-loan servers; preempt and scale in; return them at the next call."""
+        """Choose N_R on-loan servers; preempt and scale in; return them at the next call.
+
+        With groups the flexible group is listed first: the reclaim solvers
+        break ties by the order of the servers, so among servers whose
+        return preempts nobody the flexible group goes first (§5.3: "Aryl
+        can release the server group for flexible demands first").
+        """
         jobs = self.jobs
         lent = jobs.pools[LOAN]
+        order = lent
+        if jobs.groups is not None:
+            flexible = jobs.groups.group
+            order = sorted(lent, key=lambda s: (flexible.get(s) != FLEXIBLE, s))
         out = reclaim_servers(
             view,
-            lent,
-            [index for index, pool in jobs.pool_of.items() if pool == LOAN],
+            order,
+            [index for index, pool in jobs.pool_of.items() if pool in (LOAN, MIXED)],
             self.size,
             n_reclaim,
             scale=self.scale,
@@ -307,6 +349,16 @@ class ArylPolicy:
             jobs.enqueue(view.running[index], view.now)
         returned = set(out.returned)
         jobs.pools[LOAN] = [s for s in lent if s not in returned]
+        rate = []
+        for index, kept in out.resize:
+            st = view.running[index]
+            jobs.pool_of[index] = jobs.home(kept)
+            if jobs.groups is not None:
+                jobs.groups.settle(index, kept, st.job.min_gpus)
+            if jobs.hetero_share > 0.0:
+                factor = mixed_factor(kept, jobs.gpu_type, jobs.compute, jobs.hetero_efficiency)
+                if factor != st.factor:
+                    rate.append((index, factor))
         self.returning = list(out.returned)
         c = self.counts
         c["reclaims"] += 1
@@ -321,4 +373,4 @@ class ArylPolicy:
             - sum(held(view.running[i].placement) for i in out.preempt)
             - sum(held(view.running[i].placement) - held(p) for i, p in out.resize)
         )
-        return Decision(preempt=out.preempt, resize=out.resize)
+        return Decision(preempt=out.preempt, resize=out.resize, rate=tuple(rate))

@@ -1,19 +1,23 @@
 """Aryl's placement helpers on the simulator's free map: BFD starts, trims and growths.
 
-A job runs on one pool only (Aryl's Basic scenario has no heterogeneous
-training): the training servers (V100) or the on-loan inference servers
-(T4). A start is placed by the library's best-fit decreasing
-(:func:`scheduling_opt.placement.bfd_assign`, Aryl §5.3) over the pool's
-servers with free GPUs; an elastic job's size changes are placed here:
-a shrink gives back the GPUs on the servers where the job has the fewest
-(keeping it consolidated), a growth takes GPUs on its own servers first,
-then best fit. Each call is O(S) for S servers of the pool.
+A job runs on one pool (the training servers, V100, or the on-loan inference
+servers, T4), except a heterogeneous job (the Advanced and Ideal scenarios)
+placed across both as a last resort. Starts are placed by the library's
+best-fit decreasing (:func:`scheduling_opt.placement.bfd_assign`, Aryl §5.3)
+over the servers with free GPUs: :func:`bfd_start` on one pool without
+groups, :func:`bfd_place` with the on-loan servers' groups kept across calls
+(base demand, inelastic workers or a running job's flexible workers) and
+across both pools. An elastic job's size changes are placed here too: a
+shrink gives back the GPUs on the servers where the job has the fewest
+(keeping it consolidated), a growth without groups takes GPUs on its own
+servers first, then best fit. Each call is O(S) for S servers of the pool.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from scheduling_opt.model import Cluster, GpuType, Job, Server
 from scheduling_opt.placement import PlacementInput, bfd_assign
@@ -67,6 +71,65 @@ def bfd_start(
         (GpuType("G"),), tuple(Server(f"s{s}", "G", plan.free[s]) for s in open_servers)
     )
     (assigned,) = bfd_assign(PlacementInput(cluster, [Job("j", n, n, 1.0, gpw)]))
+    if assigned is None:
+        return None
+    return tuple(sorted((open_servers[i], w * gpw) for i, w in assigned))
+
+
+#: What :func:`bfd_place` places: an inelastic job, an elastic job's base
+#: demand, or a running elastic job's added (flexible) workers.
+Kind = Literal["inelastic", "base", "flexible"]
+
+
+def bfd_place(
+    plan: FreeMap,
+    servers: Sequence[int],
+    gpus: int,
+    gpw: int,
+    *,
+    loan: Sequence[bool],
+    groups: Mapping[int, str],
+    kind: Kind,
+) -> Placement | None:
+    """Place ``gpus`` GPUs in workers of ``gpw`` by the library's BFD with the kept groups, or None.
+
+    ``servers`` may mix training servers and on-loan ones (``loan[s]``);
+    ``groups`` gives the group (``"base"`` or ``"flexible"``) of on-loan
+    servers in use, kept across calls by the caller. ``kind`` chooses the
+    library's tiers: ``inelastic`` (training first, then any on-loan
+    server), ``base`` (an elastic job's base demand: free or base on-loan
+    servers first, then training, then flexible ones) or ``flexible`` (a
+    running job's added workers: free or flexible on-loan servers first,
+    then training, then base ones). The plan is not changed.
+
+    Examples
+    --------
+    >>> plan = FreeMap([2, 2, 2])
+    >>> plan.take(((0, 1), (1, 1)))
+    >>> lent = [True, True, True]
+    >>> bfd_place(plan, [0, 1, 2], 1, 1, loan=lent, groups={0: "base", 1: "flexible"}, kind="flexible")
+    ((1, 1),)
+    >>> bfd_place(plan, [0, 1, 2], 1, 1, loan=lent, groups={0: "base", 1: "flexible"}, kind="base")
+    ((0, 1),)
+    """
+    open_servers = [s for s in servers if plan.free[s] > 0]
+    if sum(plan.free[s] // gpw for s in open_servers) < gpus // gpw:
+        return None
+    rows = []
+    for s in open_servers:
+        if loan[s]:
+            rows.append(Server(f"s{s}", "L", plan.free[s], "inference", True))
+        else:
+            rows.append(Server(f"s{s}", "T", plan.free[s]))
+    types = tuple(GpuType(t) for t in sorted({r.gpu_type for r in rows}))
+    n = gpus // gpw
+    # An elastic job placed at its minimum: its workers are base demand.
+    job = Job("j", n, n + 1, 1.0, gpw) if kind == "base" else Job("j", n, n, 1.0, gpw)
+    inp = PlacementInput(
+        Cluster(types, tuple(rows)), [job], workers={"j": n} if kind == "base" else {}
+    )
+    named = {f"s{s}": groups[s] for s in open_servers if loan[s] and s in groups}
+    (assigned,) = bfd_assign(inp, groups=named, flexible=("j",) if kind == "flexible" else ())
     if assigned is None:
         return None
     return tuple(sorted((open_servers[i], w * gpw) for i, w in assigned))

@@ -88,7 +88,9 @@ def reclaim_servers(
     lent : list of int
         The on-loan servers (indices).
     on_loan_jobs : list of int
-        The running jobs placed on the on-loan pool.
+        The running jobs with workers on the on-loan pool (a heterogeneous
+        job's training servers join the input as training servers: its
+        workers there are kept, and freed as collateral if it is preempted).
     sizes : list of int
         GPUs per server (by index).
     n_reclaim : int
@@ -109,15 +111,22 @@ def reclaim_servers(
     """
     rows: list[PlacementRow] = []
     jobs: list[Job] = []
+    on_loan = set(lent)
+    training: set[int] = set()  # training servers of heterogeneous jobs (their kept workers)
     for index in on_loan_jobs:
         st = view.running[index]
         n = held(st.placement)
         low, high = (st.job.min_gpus, st.job.max_gpus) if scale else (n, n)
         jobs.append(Job(str(index), low, max(high, n), max(st.remaining(view.now), 1e-9)))
         rows += [PlacementRow(str(index), f"s{s}", g) for s, g in st.placement]
+        training.update(s for s, _ in st.placement if s not in on_loan)
     servers = tuple(Server(f"s{s}", "T4", sizes[s], "inference", True) for s in lent)
+    types: tuple[GpuType, ...] = (GpuType("T4", 0.25, 16.0),)
+    if training:
+        servers += tuple(Server(f"s{s}", "V100", sizes[s]) for s in sorted(training))
+        types += (GpuType("V100", 1.0, 32.0),)
     inp = ReclaimInput(
-        Cluster((GpuType("T4", 0.25, 16.0),), servers),
+        Cluster(types, servers),
         tuple(jobs),
         Placement(tuple(rows)),
         n_reclaim,
