@@ -85,7 +85,7 @@ DIFFERENCES = (
     "(`chronus-no-admission`: every SLO job enters each term's selection). The Profiler is "
     "not modelled: short jobs whose deadlines the 20-minute terms cannot reach are "
     "rejected rather than finished while profiled. Placement: round-up consolidation for "
-    "the selected jobs, local search (|S| = 1,000 per call, not 100,000) with "
+    "the selected jobs, local search (|S| = 100,000 per call, §3.4.2's) with "
     "model_info.json's sensitivity for the others, a spread job migrated back when room "
     "appears. Baselines as §4.3 configures them, from their own papers' published "
     "descriptions (docs/reproduction.md lists every choice): `yarn-cs-slo` (two queues, "
