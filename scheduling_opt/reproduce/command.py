@@ -19,6 +19,15 @@ policies, and its metrics are in every table (the claims compare the
 paper's policies only). ``--plugin MODULE_OR_FILE`` imports a module or a
 ``.py`` file that registers a policy of the user's own first.
 
+Every run pays the paper's restart costs (``PaperSet.costs``,
+reproduce/costs.py: Chronus' artifact start overhead, Aryl's 63 s, EDL's
+and ONES' checkpoint restart against their cheap scaling, AntMan's
+documented choice), baselines included; ``--zero-costs`` runs the set
+without them (the algorithm-only reading), ``--start-overhead T`` sets
+the start overhead of every run. A set with a ``cost_sweep`` re-judges its
+claims at those costs too (the report's "Restart costs" section,
+reproduce/cost_sweep.py).
+
 A paper's microbenchmarks (``PaperSet.scenarios``: a few jobs on one
 server) run in every mode, ``--from-cache`` included, and get their own
 section of the report with their verdicts.
@@ -32,6 +41,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.reproduce.cost_sweep import cost_section
+from scheduling_opt.reproduce.costs import Costs
 from scheduling_opt.reproduce.grid import Judged, evaluate, judged_points, points
 from scheduling_opt.reproduce.microbench import scenario_section
 from scheduling_opt.reproduce.papers import PAPERS, PaperSet, PolicyRun, paper
@@ -75,7 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.0,
         metavar="T",
         help="every run's jobs owe T x (1 + log2 GPUs) of work at each start, "
-        "resumes included (0; the Chronus artifact: 0.5 min)",
+        "resumes included (default: the paper's; the Chronus artifact: 0.5 min)",
+    )
+    parser.add_argument(
+        "--zero-costs",
+        action="store_true",
+        help="no restart, resize, preemption or start cost for any run (default: the paper's)",
     )
     parser.add_argument(
         "--from-cache",
@@ -144,11 +160,30 @@ def parse_densities(text: str | None) -> tuple[float, ...] | None:
 
 
 def overhead(configs: list[RunConfig], args: argparse.Namespace) -> list[RunConfig]:
-    """``configs`` with ``--start-overhead`` set on every run (checked as the option)."""
-    if not args.start_overhead:
-        return configs
+    """``configs`` without costs (``--zero-costs``), then with ``--start-overhead`` (checked as the option)."""
     with as_options():
-        return [replace(c, start_overhead=args.start_overhead) for c in configs]
+        if args.zero_costs:
+            configs = [Costs().apply(c) for c in configs]
+        if args.start_overhead:
+            configs = [replace(c, start_overhead=args.start_overhead) for c in configs]
+    return configs
+
+
+def costs_note(chosen: PaperSet, zero: bool) -> str:
+    """The report's header line on the restart costs every run pays.
+
+    Examples
+    --------
+    >>> from scheduling_opt.reproduce.papers import PAPERS
+    >>> costs_note(PAPERS["aryl"], False)[:62]
+    'Restart costs, every policy: 1.05 minutes stall per resume. Ar'
+    >>> costs_note(PAPERS["aryl"], True)[:48]
+    'Restart costs: none (--zero-costs; the paper: 1.'
+    """
+    said = chosen.costs.describe(chosen.unit)
+    if zero:
+        return f"Restart costs: none (--zero-costs; the paper: {said})."
+    return f"Restart costs, every policy: {said}. {chosen.costs.source}."
 
 
 def overhead_note(per_start: float, unit: str) -> str:
@@ -228,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
         _, notes = chosen.workloads(args.quick, traces)
         configs = overhead(chosen.configs(args.quick, traces, densities, args.seeds), args)
         configs = [replace(c, plugins=plugins) for c in configs] if plugins else configs
+    notes = [*notes, costs_note(chosen, args.zero_costs)]
     if args.start_overhead:
         notes = [*notes, overhead_note(args.start_overhead, chosen.unit)]
     if not configs:
@@ -285,6 +321,11 @@ def run(args: argparse.Namespace) -> int:
     print("Verdicts:")
     print(verdict_table(evaluate(chosen, results, quick=args.quick)))
     micro = scenario_section(chosen)  # a few jobs each: run in every mode, never cached
+    if not (args.zero_costs or args.start_overhead):
+        costs = cost_section(chosen, results, sweep, quick=args.quick)
+        if costs:
+            print(costs)
+            micro = costs + ("\n" + micro if micro else "")
     if micro:
         print(micro)
     path = write_report(

@@ -74,6 +74,9 @@ class EngineParams:
     ``restart_cost``: time a job holds its GPUs without progress after each
     resume, resize or migration (Aryl measured 63 s); ``preemption_cost``:
     work lost at each preemption (progress since the last checkpoint);
+    ``resize_cost``: the stall of a resize or migration instead, when it is
+    not a checkpoint restart (None: ``restart_cost``; EDL's stop-free
+    scaling stops a job under 1 s, §6.1, against 30-60 s for Stop-Resume);
     ``round_length``: call the policy only at multiples of it (None: at every
     event time); ``share_slowdown``, ``host_slowdown``: the interference
     model of a GPU shared by an opportunistic and an exclusive job (the
@@ -94,7 +97,7 @@ class EngineParams:
     (the artifact takes arrivals every 5 minutes, lines 1192-1193); its
     JCT still counts from ``t``. Defaults: off.
 
-    Validated when built: the costs, ``start_overhead``, ``round_length``
+    Validated when built: the costs (``resize_cost`` when given), ``start_overhead``, ``round_length``
     and ``arrival_step`` are times on the clock (finite, >= 0, at most
     ``limits.MAX_TIME``; the round and the step > 0), the slowdowns in
     [0, 1); an error names the field.
@@ -114,12 +117,15 @@ class EngineParams:
     host_slowdown: float = 0.034
     start_overhead: float = 0.0
     arrival_step: float | None = None
+    resize_cost: float | None = None
 
     def __post_init__(self) -> None:
         # The costs and the round are times on the clock (sim/limits.py);
         # the slowdowns fractions in [0, 1). Errors name the field.
         for name in ("restart_cost", "preemption_cost", "start_overhead"):
             object.__setattr__(self, name, limits.clock(getattr(self, name), name))
+        if self.resize_cost is not None:
+            object.__setattr__(self, "resize_cost", limits.clock(self.resize_cost, "resize_cost"))
         if self.round_length is not None:
             round_length = limits.clock(self.round_length, "round_length", positive=True)
             object.__setattr__(self, "round_length", round_length)
@@ -224,6 +230,7 @@ class Engine:
             restart_cost=params.restart_cost,
             preemption_cost=params.preemption_cost,
             start_overhead=params.start_overhead,
+            resize_cost=params.resize_cost,
             share_slowdown=share,
             host_slowdown=host,
             policy_name=policy.name,

@@ -61,6 +61,8 @@ class ClusterState:
         The placement speed model.
     restart_cost, preemption_cost : float
         Stall after each resume or resize, work lost at each preemption.
+    resize_cost : float or None
+        Stall after a resize or migration (None: ``restart_cost``).
     start_overhead : float
         Work owed at each start from pending (the first included), times
         ``1 + log2`` of the GPUs it starts on (EngineParams).
@@ -89,6 +91,7 @@ class ClusterState:
         policy_name: str,
         schedule: Schedule,
         start_overhead: float = 0.0,
+        resize_cost: float | None = None,
         guests_per_gpu: int = 1,
     ) -> None:
         self.cluster = cluster
@@ -96,6 +99,7 @@ class ClusterState:
         self.restart_cost = restart_cost
         self.preemption_cost = preemption_cost
         self.start_overhead = start_overhead
+        self.resize_cost = restart_cost if resize_cost is None else resize_cost
         self.policy_name = policy_name
         self.schedule = schedule
         self.compute = tuple(s.compute for s in cluster.servers)
@@ -166,6 +170,7 @@ class ClusterState:
         gpus: tuple[Gpu, ...] | None = None,
         start: bool = True,
         credit: float = 0.0,
+        stall: float | None = None,
     ) -> None:
         """Run ``st`` on ``placement`` from now (GPUs already counted taken in its layer).
 
@@ -175,6 +180,8 @@ class ClusterState:
         start whose ``StartTerms`` waive it).
         ``credit``: work counted done at the start (``StartTerms.credit``),
         at most what is left.
+        ``stall``: the time it holds its GPUs without progress from now
+        (None: ``restart_cost`` when ``resumed``, else 0).
         """
         now = self.now
         st.placement = placement
@@ -194,7 +201,9 @@ class ClusterState:
         st.slow = sharing.factor(st.layer, st.shared)
         st.speed = self.speed_of(st.job, placement) * st.factor * st.slow
         st.since = now
-        st.stall_until = now + (self.restart_cost if resumed else 0.0)
+        if stall is None:
+            stall = self.restart_cost if resumed else 0.0
+        st.stall_until = now + stall
         st.end = st.stall_until + (st.job.work + st.owed - st.done) / st.speed
         st.version += 1
         st.status = RUNNING
@@ -357,7 +366,7 @@ class ClusterState:
             del self.running[st.index]
             self._fits(st, placement, "resize", self.freemap)
             self.freemap.take(placement)
-            self.launch(st, placement, resumed=True, start=False)
+            self.launch(st, placement, resumed=True, start=False, stall=self.resize_cost)
         terms = self._terms(decision) if decision.terms else {}
         for index, placement in decision.starts:
             st = self._job(index, "start")

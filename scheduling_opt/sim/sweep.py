@@ -146,6 +146,8 @@ class RunConfig:
     #: policy run under several parameter values, e.g. ``gandiva-pack d=0.5``).
     label: str = ""
     plugins: tuple[str, ...] = ()
+    #: Stall of a resize or migration (None: ``restart_cost``; EngineParams).
+    resize_cost: float | None = None
 
     @property
     def name(self) -> str:
@@ -191,6 +193,8 @@ class RunConfig:
             set_(self, name, value)
         if len(dict(params)) != len(params):
             raise InvalidInstanceError("policy_params", "a parameter is given twice")
+        if self.resize_cost is not None:
+            set_(self, "resize_cost", limits.clock(self.resize_cost, "resize_cost"))
         for name in ("round_length", "arrival_step"):
             value = getattr(self, name)
             if value is not None:
@@ -283,6 +287,7 @@ def run_config(config: RunConfig, progress: Callable[[int, int], None] | None = 
         config.round_length,
         start_overhead=config.start_overhead,
         arrival_step=config.arrival_step,
+        resize_cost=config.resize_cost,
     )
     out = simulate(
         workload,

@@ -94,6 +94,7 @@ def test_command_writes_report_with_paper_and_our_numbers(
     tiny = replace(
         PAPERS["edl"],
         servers=2,
+        cost_sweep=(),
         quick_spec=PaperWorkload(
             "synthetic", synthetic=SyntheticSpec(jobs=60), elastic=ElasticRule(), label="tiny"
         ),
@@ -151,6 +152,7 @@ def _tiny_edl(monkeypatch: pytest.MonkeyPatch, *policies: str) -> PaperSet:
         servers=2,
         seeds=1,
         sweep=None,
+        cost_sweep=(),
         policies=tuple(p for p in PAPERS["edl"].policies if p.policy in policies),
         quick_spec=PaperWorkload("synthetic", synthetic=SyntheticSpec(jobs=20), label="tiny"),
     )

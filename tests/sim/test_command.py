@@ -38,7 +38,23 @@ def test_a_trace_or_synthetic_workload_keeps_chronus_120_servers(
 ) -> None:
     argv = ["--workload", "synthetic", "--synthetic-jobs", "30", "--policy", "fifo"]
     assert run(_args(*argv, "--out", str(tmp_path))) == 0
-    assert "(30 jobs), 120 x 8 GPUs; times in minutes" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "(30 jobs), 120 x 8 GPUs; times in minutes" in out
+    # simulate charges no restart cost unless asked, and its header says so.
+    assert "; restart costs: none (the default;" in out
+
+
+def test_the_header_states_the_costs_a_run_charges(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["--workload", "synthetic", "--synthetic-jobs", "30", "--policy", "srtf"]
+    costs = ["--restart-cost", "1.05", "--resize-cost", "0.1", "--start-overhead", "0.5"]
+    assert run(_args(*argv, *costs, "--out", str(tmp_path))) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.endswith(
+        "restart costs: 1.05 stall per resume, 0.1 stall per resize, "
+        "0.5 x (1 + log2 g) work per start"
+    )
 
 
 def test_out_dir_files_contract_and_cache(tmp_path: Path) -> None:
@@ -158,7 +174,8 @@ def test_the_busy_claim_is_made_only_for_the_size_the_rule_found(
     # just a size, not the bundled day's busy size.
     assert run(_args("--policy", "fifo", "--gpus-per-server", "4", "--out", str(tmp_path))) == 0
     head = capsys.readouterr().out.splitlines()[0]
-    assert head.endswith("(5217 jobs), 60 x 4 GPUs; times in minutes")
+    assert "(5217 jobs), 60 x 4 GPUs; times in minutes; restart costs: none" in head
+    assert "busy size" not in head
 
 
 @pytest.mark.slow  # 48 runs and their plots: 3.6 s

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scheduling_opt.sim import (
     ClusterSpec,
     EngineParams,
+    PolicyError,
     SimJob,
     Workload,
     make_policy,
@@ -22,34 +23,54 @@ from scheduling_opt.sim import (
 )
 from tests.sim.helpers import by_id, workloads_for
 
-ONES = policy_names("ones")
-#: MILP or search at every call: in the full suite.
-HEAVY = ("3sigma", "chronus-exact", "ones", "ones-exact", "aryl-plus", "aryl-exact")
-
-
 _jobs = workloads_for
 
 
+#: The papers' costs in the traces' minutes and beyond: Chronus' artifact
+#: start overhead (0.5), Aryl's 63 s (1.05), EDL's Stop-Resume (0.5-1) against
+#: its 1-s scaling (1/60), AntMan's swept 5; a preemption that loses work.
 COSTS = st.builds(
     EngineParams,
-    restart_cost=st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+    restart_cost=st.sampled_from([0.0, 0.5, 1.05, 3.0, 5.0]),
     preemption_cost=st.sampled_from([0.0, 1.0]),
+    # 2 x (1 + log2 8) = 8 minutes per start outlasts Themis' 6-minute round:
+    # left out until that case is understood (a run that did not finish).
     start_overhead=st.sampled_from([0.0, 0.5]),
+    resize_cost=st.sampled_from([None, 0.0, 1.0 / 60.0, 5.0]),
 )
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n for n in policy_names()]
-)
+#: The preemptive baselines that compare a waiting job with a running one at
+#: every event (SRTF thrashed so): the fast case.
+FAST = ("srtf", "tiresias", "themis", "edf")
+
+
+def _finishes(name: str, jobs: list[SimJob], params: EngineParams) -> None:
+    w = Workload.of(jobs, "h")
+    c = ClusterSpec.uniform(2, 8)
+    try:
+        out = simulate(w, c, make_policy(name, w, c), params=params)
+    except PolicyError as e:  # the engine's guard, or any broken rule, fails the property
+        pytest.fail(f"{name} under {params}: {e}")
+    assert all(end >= j.submit for j, end in zip(out.jobs, out.end, strict=True))
+    assert all(end < float("inf") for end in out.end)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", policy_names())
 @settings(max_examples=20, deadline=None)
 @given(data=st.data())
 def test_every_policy_finishes_under_restart_costs(name: str, data: st.DataObject) -> None:
-    jobs = data.draw(_jobs(name))
-    params = data.draw(COSTS)
-    w = Workload.of(jobs, "h")
-    c = ClusterSpec.uniform(2, 8)
-    out = simulate(w, c, make_policy(name, w, c), params=params)  # a PolicyError fails it
-    assert all(end >= j.submit for j, end in zip(out.jobs, out.end, strict=True))
+    # Every registered policy (a second or more each: slow; FAST below runs
+    # the preemptive baselines in the fast suite).
+    _finishes(name, data.draw(_jobs(name)), data.draw(COSTS))
+
+
+@pytest.mark.parametrize("name", FAST)
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_preemptive_baselines_finish_under_restart_costs(name: str, data: st.DataObject) -> None:
+    _finishes(name, data.draw(_jobs(name)), data.draw(COSTS))
 
 
 def test_srtf_counts_the_restart_a_switch_costs() -> None:
@@ -84,3 +105,34 @@ def test_srtf_counts_the_start_overhead_of_a_start() -> None:
     got = by_id(out)
     assert got["A"] == (0.0, 12.0, 0)
     assert got["B"] == (12.0, 23.5, 0)
+
+
+def test_a_resize_pays_the_resize_cost_not_the_restart_cost() -> None:
+    # An elastic job on one 8-GPU server: EDL's stop-free scaling (resize
+    # cost 0.25) against a Stop-Resume restart (restart cost 2). The probe
+    # policy starts J (work 12 at its requested 4 GPUs, elastic 2..8, linear
+    # scaling: speed 1 on 4 GPUs, 2 on 8) on 4 GPUs at 0 and grows it to 8 at
+    # 1: done 1 by then. The resize stalls 0.25 (not 2), then 11 left at
+    # speed 2: end = 1.25 + 5.5 = 6.75.
+    from scheduling_opt.sim import Decision
+
+    class Grow:
+        name = "grow"
+
+        def decide(self, view: object) -> Decision:
+            now = view.now  # type: ignore[attr-defined]
+            if now == 0.0:
+                return Decision(starts=((0, ((0, 4),)),), wake_at=1.0)
+            if now == 1.0:
+                return Decision(resize=((0, ((0, 8),)),))
+            return Decision()
+
+    job = SimJob("J", 0.0, 4, 12.0, min_gpus=2, max_gpus=8)
+    w = Workload.of([job], "w")
+    c = ClusterSpec.uniform(1, 8)
+    params = EngineParams(restart_cost=2.0, resize_cost=0.25)
+    out = simulate(w, c, Grow(), params=params)  # type: ignore[arg-type]
+    assert out.end[0] == pytest.approx(6.75)
+    # Without a resize cost of its own, the resize pays the restart cost: 1 + 2 + 5.5.
+    out = simulate(w, c, Grow(), params=EngineParams(restart_cost=2.0))  # type: ignore[arg-type]
+    assert out.end[0] == pytest.approx(8.5)

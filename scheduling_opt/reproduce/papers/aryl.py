@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from scheduling_opt.reproduce.costs import Costs
 from scheduling_opt.reproduce.papers.paper_set import (
     TRACE_FILES,
     Claim,
@@ -404,7 +405,12 @@ ARYL = PaperSet(
     servers=FULL_SIZES[0],
     inference_servers=FULL_SIZES[1],
     quick_sizes=QUICK_SIZES,
-    restart_cost=RESTART_COST,
+    costs=Costs(
+        restart=RESTART_COST,
+        source="Aryl §7.5 measured 63 s per preemption (save the checkpoint, end the "
+        "containers, launch new ones, load the checkpoint) and §7.1's simulator adds it "
+        "whenever a job is preempted; here it is the stall of every resume and resize",
+    ),
     metrics=("queueing_mean", "jct_mean", "utilization", "preemption_ratio"),
     sweep=Sweep(
         densities=(0.9, 1.0, 1.05, 1.1, 1.2),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scheduling_opt.reproduce.costs import Costs
 from scheduling_opt.reproduce.papers.paper_set import (
     Claim,
     LoadTarget,
@@ -31,6 +32,9 @@ def ones_waiting_share(jct: float = 45.6, execution: float = 53.9, waiting: floa
     """
     return (execution - jct) / (execution - waiting)
 
+
+#: ONES §4.3: a checkpoint-based restart takes more than 20 s (Figure 16), in seconds.
+CHECKPOINT_RESTART = 20.0
 
 ONES = PaperSet(
     name="ones",
@@ -131,6 +135,14 @@ ONES = PaperSet(
     metrics=("jct_mean", "jct_median", "jct_p95", "queueing_mean", "waiting_mean", "utilization"),
     skip=0.05,
     unit="seconds",
+    costs=Costs(
+        restart=CHECKPOINT_RESTART,
+        resize=0.0,
+        source="ONES §4.3 (Figure 16): checkpoint-based migration, which stops the training, "
+        "saves a checkpoint and resumes from it, can take more than 20 s, elastic batch-size "
+        "scaling about 1 s; so every resume stalls 20 s, and ONES' own scaling stalls 1 s "
+        "(the policy's change_cost) with no engine resize cost on top",
+    ),
     sweep=Sweep(
         densities=(1.0, 2.0, 3.0, 3.5, 4.0, 5.0),
         quick_densities=(5.0,),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scheduling_opt.errors import InvalidInstanceError
+from scheduling_opt.reproduce.costs import NO_COSTS, Costs
 from scheduling_opt.reproduce.workloads import (
     MAX_DENSITY,
     DensityRule,
@@ -375,7 +376,11 @@ class PaperSet:
     servers: int = 120
     gpus_per_server: int = 8
     seeds: int = 1
-    restart_cost: float = 0.0
+    #: The paper's restart costs, on every policy of the set (reproduce/costs.py).
+    costs: Costs = NO_COSTS
+    #: Other costs the claims are re-judged at (a paper that states no value,
+    #: or a range): the report's cost table, at the judged points.
+    cost_sweep: tuple[Costs, ...] = ()
     metrics: tuple[str, ...] = ("jct_mean", "jct_median", "jct_p95", "utilization")
     #: Fraction of first jobs (submit order) left out of the metrics (ONES: 5%).
     skip: float = 0.0
@@ -504,7 +509,10 @@ class PaperSet:
                 policy_params=_with_inference(
                     p.policy, p.params, _scaled(inference, w.density, rule)
                 ),
-                restart_cost=self.restart_cost,
+                restart_cost=self.costs.restart,
+                resize_cost=self.costs.resize,
+                preemption_cost=self.costs.preemption,
+                start_overhead=self.costs.start,
                 skip=self.skip,
                 label=p.label,
             )

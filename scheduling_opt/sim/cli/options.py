@@ -30,6 +30,7 @@ OPTIONS: dict[str, str] = {
     "preemption_cost": "--preemption-cost",
     "round_length": "--round",
     "start_overhead": "--start-overhead",
+    "resize_cost": "--resize-cost",
     "arrival_step": "--arrival-step",
     "skip": "--skip",
     "policy": "--policy",

@@ -87,6 +87,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--round", type=float, metavar="T", help="round mode: decide every T")
     parser.add_argument("--restart-cost", type=float, default=0.0, help="stall per resume")
     parser.add_argument("--preemption-cost", type=float, default=0.0, help="work lost per stop")
+    parser.add_argument(
+        "--resize-cost",
+        type=float,
+        metavar="T",
+        help="stall per resize or migration (the restart cost unless given)",
+    )
     parser.add_argument("--skip", type=float, default=0.0, help="leave the first fraction out")
     parser.add_argument(
         "--no-placement-table",
@@ -164,6 +170,7 @@ def _configs(args: argparse.Namespace) -> list[RunConfig]:
             start_overhead=args.start_overhead,
             arrival_step=args.arrival_step,
             plugins=plugins,
+            resize_cost=args.resize_cost,
         )
     return [
         with_semantics(
@@ -240,7 +247,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"workload {first.workload_name} ({int(first.metrics['jobs'])} jobs), "
-        f"{args.servers} x {args.gpus_per_server} GPUs{size}; times in {TIME_UNIT}"
+        f"{args.servers} x {args.gpus_per_server} GPUs{size}; times in {TIME_UNIT}; "
+        f"{cost_words(first.config)}"
     )
     print(table(results), end="")
     print(reading(results))
@@ -260,6 +268,32 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("plots: none (matplotlib is not installed: pip install 'scheduling-opt[bench]')")
     return 0
+
+
+def cost_words(config: RunConfig) -> str:
+    """The header's statement of the run's restart costs (0 unless an option or preset sets one).
+
+    Examples
+    --------
+    >>> cost_words(RunConfig("fifo"))
+    'restart costs: none (the default; --restart-cost, --preemption-cost, --start-overhead)'
+    >>> cost_words(RunConfig("fifo", restart_cost=1.05, start_overhead=0.5))
+    'restart costs: 1.05 stall per resume, 0.5 x (1 + log2 g) work per start'
+    """
+    parts = []
+    if config.restart_cost:
+        parts.append(f"{config.restart_cost:g} stall per resume")
+    if config.resize_cost is not None and config.resize_cost != config.restart_cost:
+        parts.append(f"{config.resize_cost:g} stall per resize")
+    if config.preemption_cost:
+        parts.append(f"{config.preemption_cost:g} work lost per preemption")
+    if config.start_overhead:
+        parts.append(f"{config.start_overhead:g} x (1 + log2 g) work per start")
+    if not parts:
+        return (
+            "restart costs: none (the default; --restart-cost, --preemption-cost, --start-overhead)"
+        )
+    return "restart costs: " + ", ".join(parts)
 
 
 def _dask_client(address: str) -> Any:

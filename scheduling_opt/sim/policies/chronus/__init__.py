@@ -79,7 +79,7 @@ PARAMS = (
         "run the feasibility MILP when the greedy and EDF find no schedule (none: exact mode)",
         optional=True,
     ),
-    Param("search_space", "int", 1000, "local search's |S| per call (§3.4.2)", low=1),
+    Param("search_space", "int", 100_000, "local search's |S| per call (§3.4.2)", low=1),
     _positive("placement_time_limit", 0.5, "seconds per local-search call"),
     Param("placement_table", "bool", True, "local search reads model_info.json's sensitivity"),
     _choice(

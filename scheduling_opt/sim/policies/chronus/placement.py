@@ -158,7 +158,7 @@ class Placer:
         *,
         method: str,
         table: TableModel | None,
-        search_space: int = 1000,
+        search_space: int = 100_000,
         time_limit: float = 1.0,
     ) -> list[SimPlacement | None]:
         """:func:`place_jobs` (the same parameters and answer)."""
@@ -186,7 +186,7 @@ def place_jobs(
     *,
     method: str,
     table: TableModel | None,
-    search_space: int = 1000,
+    search_space: int = 100_000,
     time_limit: float = 1.0,
 ) -> list[SimPlacement | None]:
     """Place ``jobs`` on the free GPUs by Chronus' round-up consolidation or local search.

@@ -163,7 +163,7 @@ class Chronus:
         admission_time_limit: float = 1.0,
         admission_prove: bool | None = None,
         placement: str = "chronus",
-        search_space: int = 1000,
+        search_space: int = 100_000,
         placement_time_limit: float = 0.5,
         placement_table: bool = True,
         estimate: str = "oracle",
