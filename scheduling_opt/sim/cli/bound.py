@@ -18,26 +18,17 @@ from scheduling_opt.sim import limits, registry
 from scheduling_opt.sim.bounds.envelope import envelope_of, one_job_per_gpu
 from scheduling_opt.sim.bounds.solve import Bound, Bounds, offline_bounds
 from scheduling_opt.sim.cli.busy import BUNDLED_BUSY_SERVERS
-from scheduling_opt.sim.cli.options import as_options, preload_trace
+from scheduling_opt.sim.cli.options import TRACE_SERVERS, add_source, as_options, preload_trace
 from scheduling_opt.sim.cluster import ClusterSpec
 from scheduling_opt.sim.synthetic import SyntheticSpec, generate
 from scheduling_opt.sim.workload import BUNDLED, Workload, bundled
 
-WORKLOADS = (BUNDLED, "synthetic")
-#: Servers of a trace file or the synthetic workload (Chronus' C120, as ``simulate``).
-TRACE_SERVERS = 120
 TIME_UNIT = "minutes"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``bound`` options."""
-    src = parser.add_mutually_exclusive_group()
-    src.add_argument("--trace", metavar="FILE", help="a Chronus-Philly CSV (full trace by path)")
-    src.add_argument(
-        "--workload",
-        choices=WORKLOADS,
-        help=f"a bundled workload (default {BUNDLED}: P_MIX2's first day) or 'synthetic'",
-    )
+    add_source(parser)
     parser.add_argument(
         "--servers",
         type=int,

@@ -13,12 +13,30 @@ the sweep's size is known.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from scheduling_opt.errors import InvalidInstanceError
-from scheduling_opt.sim.workload import Workload, load_trace
+from scheduling_opt.sim.workload import BUNDLED, Workload, load_trace
+
+#: The bundled workloads ``--workload`` names.
+WORKLOADS = (BUNDLED, "synthetic")
+#: Servers of a trace file or the synthetic workload (Chronus' C120).
+TRACE_SERVERS = 120
+
+
+def add_source(parser: argparse.ArgumentParser) -> None:
+    """``--trace FILE`` or ``--workload NAME``, one of them (``simulate``, ``bound``)."""
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument("--trace", metavar="FILE", help="a Chronus-Philly CSV (full trace by path)")
+    src.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        help=f"a bundled workload (default {BUNDLED}: P_MIX2's first day) or 'synthetic'",
+    )
+
 
 #: The option of ``simulate`` and ``reproduce`` behind each library argument.
 OPTIONS: dict[str, str] = {

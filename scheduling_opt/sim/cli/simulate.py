@@ -30,7 +30,13 @@ from scheduling_opt.errors import InvalidInstanceError
 from scheduling_opt.sim import limits, registry
 from scheduling_opt.sim.bounds.outputs import bound_table
 from scheduling_opt.sim.cli.busy import BUNDLED_BUSY_SERVERS, BUSY_MISS_RATIO
-from scheduling_opt.sim.cli.options import as_options, output_folder, preload_trace
+from scheduling_opt.sim.cli.options import (
+    TRACE_SERVERS,
+    add_source,
+    as_options,
+    output_folder,
+    preload_trace,
+)
 from scheduling_opt.sim.cli.output import (
     TIME_UNIT,
     cache_note,
@@ -45,21 +51,12 @@ from scheduling_opt.sim.sweep import RunConfig, WorkloadSpec, run_sweep
 from scheduling_opt.sim.synthetic import SyntheticSpec
 from scheduling_opt.sim.workload import BUNDLED, BUNDLED_JOBS
 
-WORKLOADS = (BUNDLED, "synthetic")
-#: Servers of a trace file or the synthetic workload (Chronus' C120).
-TRACE_SERVERS = 120
 DEFAULT_OUT = "simulate-out"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``simulate`` options."""
-    src = parser.add_mutually_exclusive_group()
-    src.add_argument("--trace", metavar="FILE", help="a Chronus-Philly CSV (full trace by path)")
-    src.add_argument(
-        "--workload",
-        choices=WORKLOADS,
-        help=f"a bundled workload (default {BUNDLED}: P_MIX2's first day) or 'synthetic'",
-    )
+    add_source(parser)
     parser.add_argument(
         "--policy",
         action="append",
