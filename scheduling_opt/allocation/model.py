@@ -62,7 +62,7 @@ class Scaling:
         return float(job.duration * (job.max_workers / workers) ** self.exponent)
 
     def times(self, job: Job, workers: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        """:meth:`time` at each of ``workers`` (an array; the same floats, element-wise).
+        """:meth:`~scheduling_opt.allocation.model.Scaling.time` at each of ``workers`` (an array; the same floats, element-wise).
 
         Examples
         --------
