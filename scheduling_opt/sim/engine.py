@@ -52,6 +52,64 @@ COMPLETION, CAPACITY, ARRIVAL, TIMER = 0, 1, 2, 3
 _ROUND = -1  # timer version of round-mode boundaries (never stale)
 #: Calls at one instant before a policy that keeps preempting is declared broken.
 MAX_FOLLOW_UPS = 1000
+#: Policy calls in a row woken by timers alone between two readings of the
+#: slow-livelock guard (:class:`Stall`).
+STALL_CALLS = 1_000
+
+
+class Stall:
+    """The slow-livelock guard: a policy that keeps changing the schedule and gets no work done.
+
+    A policy that undoes its own starts across instants (rounds shorter than
+    what a start costs: each start adds more work than the job does before
+    it is preempted again) never ends, and the one-instant guard
+    (:data:`MAX_FOLLOW_UPS`) does not see it. This guard counts the policy
+    calls woken by timers alone (no completion, arrival or capacity change
+    at that time); every :data:`STALL_CALLS` of them, with no arrival or
+    capacity change left in the heap to wait for, it reads the jobs'
+    progress (:meth:`~scheduling_opt.sim.live.ClusterState.progress`,
+    O(jobs)). A run whose useful work has not grown since the last reading
+    while its policy started, preempted or resized jobs (or while nothing
+    runs, so nothing can ever end) is in a livelock: a
+    :class:`PolicyError` names the policy and the time it began, within
+    2 x :data:`STALL_CALLS` calls. A run whose jobs sit in a long restart
+    stall is not stopped: nothing changes while they wait.
+    """
+
+    __slots__ = ("calls", "mark", "since")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.mark: tuple[float, int] | None = None
+        self.since = 0.0
+
+    def reset(self) -> None:
+        """Something happened besides timers: a job finished, arrived, or capacity changed."""
+        self.calls = 0
+        self.mark = None
+
+    def timer_call(self, state: ClusterState, heap: list[tuple[float, int, int, int, int]]) -> None:
+        """Count a call woken by timers alone; raise :class:`PolicyError` on a livelock."""
+        self.calls += 1
+        if self.calls < STALL_CALLS:
+            return
+        self.calls = 0
+        if any(kind in (ARRIVAL, CAPACITY) for _, kind, _, _, _ in heap):
+            self.mark = None  # waiting for an arrival or a capacity change may be right
+            return
+        work, changes = state.progress()
+        mark = self.mark
+        idle = mark is not None and work <= mark[0] + 1e-9 * max(1.0, abs(mark[0]))
+        # A run that waits without changing anything (a long stall) is not stuck.
+        if idle and mark is not None and (changes != mark[1] or not state.running):
+            raise state.fail(
+                None,
+                f"no job finished and no work was done from t={self.since:g} over "
+                f"{STALL_CALLS:,} calls woken by timers alone, the policy "
+                f"{'changing the schedule' if state.running else 'running nothing'}: "
+                "a livelock (starts undone before they pay what they cost?)",
+            )
+        self.mark, self.since = (work, changes), state.now
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,10 +378,11 @@ class Engine:
         next_round = -math.inf
         first_submit = states[0].job.submit if states else 0.0
         state.now = self.t0 = first_submit
+        stall = Stall()
         while heap:
             t = heap[0][0]
             self._advance(t)
-            live = False
+            live = other = False
             while heap and heap[0][0] == t:
                 _, kind, _, a, b = heapq.heappop(heap)
                 if kind == COMPLETION:
@@ -339,12 +398,17 @@ class Engine:
                 elif b != self.timer_version and b != _ROUND:
                     continue
                 live = True
+                other = other or kind != TIMER
                 events += 1
             if not live:
                 continue
             call = rl is None or self._is_boundary(t)
+            if other:
+                stall.reset()
             if call:
                 calls += self._decide(t, rl is None)
+                if not other:
+                    stall.timer_call(state, heap)
                 self.changes.append((t, state.busy, len(state.pending), len(state.running)))
             if rl is not None and (state.pending or state.running) and next_round <= t:
                 next_round = (math.floor(t / rl + 1e-9) + 1) * rl

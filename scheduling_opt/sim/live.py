@@ -141,6 +141,17 @@ class ClusterState:
             stall += self.start_overhead * (1.0 + math.log2(gpus))
         return stall
 
+    def progress(self) -> tuple[float, int]:
+        """Useful work done by now over all jobs (start overheads not counted), and the changes made.
+
+        The work grows while any job gets past what its starts cost; the
+        second number, the sum of the jobs' versions, grows at every start,
+        preemption and resize. O(jobs).
+        """
+        now = self.now
+        work = sum(st.attained(now) - st.owed for st in self.states)
+        return work, sum(st.version for st in self.states)
+
     def fail(self, job: JobState | None, reason: str) -> PolicyError:
         """The loud error naming the policy, the time and the job."""
         who = f" job {job.job.id!r}:" if job is not None else ""
