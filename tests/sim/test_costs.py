@@ -28,31 +28,23 @@ _jobs = workloads_for
 
 #: The papers' costs in the traces' minutes and beyond: Chronus' artifact
 #: start overhead (0.5), Aryl's 63 s (1.05), EDL's Stop-Resume (0.5-1) against
-#: its 1-s scaling (1/60), AntMan's swept 5; a preemption that loses work.
+#: its 1-s scaling (1/60), AntMan's swept 5; a preemption that loses work; a
+#: start overhead of 2 (2 x (1 + log2 8) = 8 minutes per 8-GPU start, longer
+#: than Themis' 6-minute round: Themis never finished there before it kept a
+#: job until its start was paid back).
 COSTS = st.builds(
     EngineParams,
-    restart_cost=st.sampled_from([0.0, 0.5, 1.05, 3.0, 5.0]),
+    restart_cost=st.sampled_from([0.0, 0.5, 1.05, 2.0, 3.0, 5.0]),
     preemption_cost=st.sampled_from([0.0, 1.0]),
-    # 2 x (1 + log2 8) = 8 minutes per start outlasts Themis' 6-minute round:
-    # left out until that case is understood (a run that did not finish).
-    start_overhead=st.sampled_from([0.0, 0.5]),
+    start_overhead=st.sampled_from([0.0, 0.5, 1.0, 2.0]),
     resize_cost=st.sampled_from([None, 0.0, 1.0 / 60.0, 5.0]),
 )
 
 
 #: The preemptive baselines that compare a waiting job with a running one at
-#: every event (SRTF thrashed so): the fast case.
-FAST = ("srtf", "tiresias", "edf")
-
-#: Themis under some restart costs does not finish (found by this property
-#: under the repeatable profile: its rounds re-shuffle jobs before they pay
-#: their cost back, a livelock across instants the engine's guard does not
-#: catch). Known and open; not run, so that the suite ends.
-THEMIS_LIVELOCK = pytest.mark.skip(reason="Themis livelocks under some restart costs (open)")
-
-
-def _all_policies() -> list[object]:
-    return [pytest.param(n, marks=THEMIS_LIVELOCK) if n == "themis" else n for n in policy_names()]
+#: every event (SRTF thrashed so), and Themis' rounds (they re-shuffled jobs
+#: before their starts were paid back): the fast case.
+FAST = ("srtf", "tiresias", "edf", "themis")
 
 
 def _finishes(name: str, jobs: list[SimJob], params: EngineParams) -> None:
@@ -67,7 +59,7 @@ def _finishes(name: str, jobs: list[SimJob], params: EngineParams) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", _all_policies())
+@pytest.mark.parametrize("name", policy_names())
 # Six workloads per policy: about 50 policies x 6 runs keep CI's time; the
 # fast case below draws more for the preemptive baselines.
 @settings(max_examples=6, deadline=None)
@@ -117,6 +109,85 @@ def test_srtf_counts_the_start_overhead_of_a_start() -> None:
     got = by_id(out)
     assert got["A"] == (0.0, 12.0, 0)
     assert got["B"] == (12.0, 23.5, 0)
+
+
+def _themis_two_jobs(start_overhead: float) -> dict[str, tuple[float, float, int]]:
+    # Two 1-GPU jobs of work 10 on one GPU, J0 at 0 and J1 at 1: a start owes
+    # start_overhead x (1 + log2 1) = start_overhead of work.
+    jobs = [SimJob("0", 0.0, 1, 10.0), SimJob("1", 1.0, 1, 10.0)]
+    w = Workload.of(jobs, "w")
+    c = ClusterSpec.uniform(1, 1)
+    params = EngineParams(start_overhead=start_overhead)
+    return by_id(simulate(w, c, make_policy("themis", w, c), params=params))
+
+
+def test_themis_keeps_a_job_until_its_start_is_paid_back() -> None:
+    # Start cost 4, rounds at 0, 6, 12, ... A job started at a cost of 4 keeps
+    # its GPU until its work since the start is 2 x 4 = 8.
+    # - 0: J0 starts, owing 4: 14 of work, done at 8 after 8 minutes.
+    # - 6: J0 has done 6 < 8: kept (Gavel's ranking, J1 never ran, would
+    #   preempt it: then each job did 2 of its own work per 6-minute turn
+    #   and both were preempted 4 times, ending at 54 and 60).
+    # - 12: J0 paid back (12 done, 2 left); J1 (never ran: priority inf) starts,
+    #   owing 4: 14 of work; J0 is preempted.
+    # - 18: J1 has done 6 < 8: kept.
+    # - 24: J1 paid back (12 done, 2 left). Both have 2 left (J0 pending), run
+    #   12 of 24 and 23 minutes: x_iso = 1/2, T_id = 24 + 4 = 28 and 23 + 4 =
+    #   27; rho = 1 gives x = 2 / (28 - 24) + 2 / (27 - 23) = 1/2 + 1/2 = 1 GPU:
+    #   x = (1/2, 1/2). Priorities x / share run: 0.5 / (12/24) = 1 for J0,
+    #   0.5 / (12/23) = 0.958 for J1: J0 resumes, owing 4 (6 left), J1 is preempted.
+    # - 30: J0 ends (a round too); J1 resumes owing 4: 6 left, ends at 36.
+    assert _themis_two_jobs(4.0) == {"0": (0.0, 30.0, 1), "1": (12.0, 36.0, 1)}
+
+
+def test_themis_finishes_when_a_start_outlasts_its_round() -> None:
+    # Start cost 8 > the 6-minute round: before, every round preempted the job
+    # that had not got past its cost (6 of its 8 paid), the work left grew by 2
+    # per turn and the run never ended. Now J0 (18 of work with its cost)
+    # keeps its GPU at 6 and 12 (done 6 and 12 < 2 x 8) and ends at 18; J1
+    # starts then and ends at 18 + 18 = 36.
+    assert _themis_two_jobs(8.0) == {"0": (0.0, 18.0, 0), "1": (18.0, 36.0, 0)}
+
+
+def test_themis_at_zero_cost_keeps_gavels_rounds() -> None:
+    # No cost, nothing held. 6: J1 (never ran) takes the GPU, J0 preempted
+    # with 6 done. 12: both have 4 left, ran 6 of 12 and 11 minutes; x_iso =
+    # 1/2, T_id = 12 + 8 = 20 and 11 + 8 = 19, rho = 1 gives 4/8 + 4/8 = 1:
+    # x = (1/2, 1/2); priorities 0.5 / (6/12) = 1 and 0.5 / (6/11) = 0.917:
+    # J0 runs 12-16, J1 (preempted at 12) takes the freed GPU at 16, ends at 20.
+    assert _themis_two_jobs(0.0) == {"0": (0.0, 16.0, 1), "1": (6.0, 20.0, 1)}
+
+
+def _chronus_spot(jobs: list[SimJob], start_overhead: float) -> dict[str, tuple[float, float, int]]:
+    # Chronus without the Profiler on one 8-GPU server: best-effort jobs get
+    # BE leases of 5 by SRTF at the BE cycles (0, 5, 10, ...) only.
+    from scheduling_opt.sim.policies.chronus.policy import Chronus
+
+    w = Workload.of(jobs, "w")
+    policy = Chronus(mode="greedy", profiler=False)
+    params = EngineParams(start_overhead=start_overhead)
+    return by_id(simulate(w, ClusterSpec.uniform(1, 8), policy, params=params))
+
+
+def test_chronus_be_leases_count_what_a_start_costs() -> None:
+    # An 8-GPU start owes 0.5 x (1 + log2 8) = 2. L (work 8) leased at 0:
+    # 10 with its cost, ends at 10. S (work 4) arrives at 1. Cycle 5: L has 5
+    # left; S would end 4 + 2 = 6 after its start: 6 > 5, L keeps its lease
+    # (by the work alone, 4 < 5, S took it and L paid its start again: L at
+    # 22). L ends at 10, a cycle: S leased, 10 + 6 = 16.
+    jobs = [SimJob("L", 0.0, 8, 8.0), SimJob("S", 1.0, 8, 4.0)]
+    assert _chronus_spot(jobs, 0.5) == {"L": (0.0, 10.0, 0), "S": (10.0, 16.0, 0)}
+
+
+def test_chronus_be_leases_finish_when_a_start_outlasts_the_lease() -> None:
+    # An 8-GPU start owes 2 x 4 = 8, longer than the 5-minute lease. A (work
+    # 10) leased at 0: 18 with its cost. B (work 10) at 1. Cycles 5, 10, 15: A
+    # has 13, 8, 3 left, B would need 10 + 8 = 18: A keeps its lease (by the
+    # work alone B took it at 5 with 10 < 13, A took it back at 10 and so on,
+    # each turn adding more work than a lease lets a job do: it never ended).
+    # A ends at 18; no best-effort start between cycles: B at 20, ends 38.
+    jobs = [SimJob("A", 0.0, 8, 10.0), SimJob("B", 1.0, 8, 10.0)]
+    assert _chronus_spot(jobs, 2.0) == {"A": (0.0, 18.0, 0), "B": (20.0, 38.0, 0)}
 
 
 def test_a_resize_pays_the_resize_cost_not_the_restart_cost() -> None:

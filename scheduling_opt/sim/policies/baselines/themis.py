@@ -36,6 +36,19 @@ policy and its round-based mechanism). On a homogeneous cluster that is:
    submit order (they have received nothing), without preemption: Themis
    offers resources as soon as they free up.
 
+5. **Start costs** (the engine's restart stall and start overhead,
+   ``View.start_cost``: the time a start adds before the job's work goes
+   on, the cost SRTF counts in its comparisons): a running job whose last
+   start cost ``c > 0`` keeps its GPUs at the rounds until its work since
+   that start is ``2 c`` (the cost, and as much useful work again): its
+   start is paid back. Without it a round shorter than a start's cost
+   re-shuffled the jobs before any of them got past its cost: every start
+   added more work than the round let it do, and the run never ended (an
+   8-GPU start owing 2 x (1 + log2 8) = 8 minutes against 6-minute
+   rounds). With it every start of cost ``c`` buys ``c`` of useful work,
+   so the run finishes; at zero cost nothing is held and the rounds are
+   Gavel's.
+
 Themis' own mechanism, a partial-allocation auction among the 1 - f
 fraction of jobs furthest from fair share, reduces to the same order when
 each job bids for exactly its gang of g GPUs (the trace's jobs are
@@ -164,7 +177,24 @@ class Themis:
         self.keys: dict[int, Key] = {}
         self.rounds = 0
         self.preemptions = 0
+        self.held = 0
         self.last_rho = 0.0
+        # Per job started at a cost: the work it must have attained to have
+        # paid that start back (2 x the cost past its work at the start).
+        self.payback: dict[int, float] = {}
+
+    def _starting(self, view: View, job: JobView) -> None:
+        # Called before the start is applied: start_cost sees whether it resumes.
+        cost = view.start_cost(job, job.job.gpus)
+        if cost > 0:
+            self.payback[job.index] = job.attained(view.now) + 2.0 * cost
+        else:
+            self.payback.pop(job.index, None)
+
+    def _holds(self, job: JobView, now: float) -> bool:
+        """Whether running ``job`` has not paid its last start back yet (it keeps its GPUs)."""
+        due = self.payback.get(job.index)
+        return due is not None and job.attained(now) < due - 1e-9 * max(1.0, due)
 
     def _enqueue(self, job: JobView, key: Key) -> None:
         self.keys[job.index] = key
@@ -172,6 +202,8 @@ class Themis:
 
     def decide(self, view: View) -> Decision:
         now = view.now
+        for st in view.finished:
+            self.payback.pop(st.index, None)
         for st in (*view.arrived, *view.evicted):
             # Nothing received yet: ahead of every ranked job, in submit order.
             self._enqueue(st, (-math.inf, 0.0, st.index))
@@ -187,6 +219,7 @@ class Themis:
         starts = backfill(self.queue, view.plan())
         for index, _ in starts:
             del self.keys[index]
+            self._starting(view, view.pending[index])
         return Decision(starts=tuple(starts), wake_at=wake)
 
     def _round(self, view: View) -> Decision:
@@ -205,14 +238,16 @@ class Themis:
             priority = math.inf if ran <= 0 else float(x[k]) / ran
             ranked.append((-priority, -float(x[k]), j.index, j))
         ranked.sort(key=lambda e: e[:3])
-        budget = total
-        chosen: set[int] = set()
+        running = view.running
+        # A job still paying its start back keeps its GPUs (point 5 above).
+        chosen = {i for i, j in running.items() if self._holds(j, now)}
+        self.held += len(chosen)
+        budget = total - sum(running[i].job.gpus for i in chosen)
         for _, _, index, j in ranked:
-            if j.job.gpus <= budget:
+            if index not in chosen and j.job.gpus <= budget:
                 chosen.add(index)
                 budget -= j.job.gpus
         plan = view.plan()
-        running = view.running
         victims = [e for e in ranked if e[2] in running and e[2] not in chosen]
         for _, _, index, _ in victims:
             plan.give(running[index].placement)
@@ -229,6 +264,7 @@ class Themis:
                 if placement is not None:
                     plan.take(placement)
                     starts.append((index, placement))
+                    self._starting(view, j)
                     self.queue.remove(self.keys.pop(index), j.job.gpus)
         # A victim whose GPUs no chosen start took keeps running (a stop and a
         # restart on the same GPUs would change nothing but the counters).
@@ -241,6 +277,7 @@ class Themis:
         for index, placement in backfill(self.queue, plan):
             del self.keys[index]
             starts.append((index, placement))
+            self._starting(view, view.pending[index])
         for neg, negx, index, j in victims:
             if index in preempt:
                 self._enqueue(j, (neg, negx, index))
@@ -252,9 +289,10 @@ class Themis:
         )
 
     def stats(self) -> dict[str, float]:
-        """Counters: rounds, preemptions at rounds, the last round's rho*."""
+        """Counters: rounds, preemptions at rounds, jobs kept at a round to pay a start back, the last rho*."""
         return {
             "rounds": float(self.rounds),
             "round_preemptions": float(self.preemptions),
+            "held_for_start_cost": float(self.held),
             "last_rho": self.last_rho,
         }

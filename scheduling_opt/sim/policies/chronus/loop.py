@@ -182,7 +182,10 @@ class PaperLoop:
             for st in jobs
             if st.index not in ledger.selected and self.priority(st, now)[0] == 2.0
         ]
-        stop = spot.open(now, queue, sum(view.capacity) - held, self.next_term)
+        room = sum(view.capacity) - held
+        stop = spot.open(
+            now, queue, room, self.next_term, lambda st: view.start_cost(st, st.job.gpus)
+        )
         if boundary:
             # A guaranteed job this term does not hold: its SLO lease is not renewed.
             stop += [

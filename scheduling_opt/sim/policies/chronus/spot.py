@@ -12,8 +12,9 @@ a BE cycle, §3.3.3, Fig. 4):
   Chronus placement): it follows the guaranteed jobs each SLO cycle
   (§3.3.4), and a guaranteed job that ends inside its SLO lease yields its
   GPUs to Spot at the next BE cycle (§3.3.5), not at once;
-- the queue's jobs, by shortest remaining time (the Profiler's estimate),
-  get leases while their GPUs fit in the Spot cluster's size (a job that
+- the queue's jobs, by shortest remaining time (the Profiler's estimate;
+  for a job not running, plus what starting it costs, ``View.start_cost``,
+  as ``srtf`` counts it), get leases while their GPUs fit in the Spot cluster's size (a job that
   does not fit is passed over, the next shorter may fit); a running job
   without a renewed lease is preempted (its BE lease expired), a pending
   one with a lease starts, placed by the loop's Allocator;
@@ -29,6 +30,14 @@ cluster); a guaranteed job that the term's selection does not hold waits
 in the SLO queue for the next SLO cycle rather than running on Spot (§3.3.4:
 "The rest jobs will be placed in a SLO queue for consideration at the next
 SLO scheduling cycle"). O(n log n) per cycle for n queued jobs.
+
+Counting the start's cost keeps the cycles stable under any start cost:
+without it two jobs whose start costs more than a BE lease took turns,
+each preempted at its lease's end before it had paid its start (two
+12-GPU jobs owing 2 x (1 + log2 12) = 9.2 minutes a start against 5-minute
+leases: the work left grew at every turn and the run never ended). With
+it, a running job loses its lease only to a job that ends sooner even
+after paying its start, which then keeps it, as in ``srtf``.
 """
 
 from __future__ import annotations
@@ -76,7 +85,14 @@ class SpotCycles:
         """Whether ``now`` is the instant of the current cycle (its starts happen then)."""
         return abs(now - self.cycle_at) <= _EPS
 
-    def open(self, now: float, queue: Iterable[JobView], room: int, next_term: float) -> list[int]:
+    def open(
+        self,
+        now: float,
+        queue: Iterable[JobView],
+        room: int,
+        next_term: float,
+        start_cost: Callable[[JobView], float] | None = None,
+    ) -> list[int]:
         """Open a cycle at ``now``: lease ``room`` GPUs by SRTF; the running jobs left without one.
 
         Parameters
@@ -89,6 +105,9 @@ class SpotCycles:
             The Spot cluster's GPUs at this cycle.
         next_term : float
             The next SLO cycle (the next BE cycle is at most there).
+        start_cost : callable, optional
+            What starting a job not running costs (``View.start_cost`` on its
+            GPUs), added to its remaining time; None: nothing.
 
         Returns
         -------
@@ -97,7 +116,14 @@ class SpotCycles:
         """
         self.cycle_at = now
         self.next_cycle = min(now + self.length, next_term)
-        jobs = sorted(queue, key=lambda st: (self.remaining(st, now), st.index))
+
+        def key(st: JobView) -> tuple[float, int]:
+            rest = self.remaining(st, now)
+            if start_cost is not None and st.status != RUNNING:
+                rest += start_cost(st)
+            return (rest, st.index)
+
+        jobs = sorted(queue, key=key)
         leased: set[int] = set()
         for st in jobs:
             if st.job.gpus <= room:
