@@ -5,19 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from scheduling_opt.group_choice import backend_solution, first_set
 from scheduling_opt.mckp.model import FloatArray, Mckp, MckpDecision, decision_of
 from scheduling_opt.solution import Solution, Status
 
 
 def assignment(inp: Mckp, x: Sequence[float] | FloatArray) -> list[int | None]:
     """Per group the first item whose variable is set (> 0.5), or None."""
-    choice: list[int | None] = [None] * inp.n_groups
-    for g in range(inp.n_groups):
-        a, b = int(inp.offsets[g]), int(inp.offsets[g + 1])
-        picked = [i for i in range(a, b) if x[i] > 0.5]
-        if picked:
-            choice[g] = picked[0] - a
-    return choice
+    return first_set(inp.offsets.tolist(), x)
 
 
 def from_backend(
@@ -33,24 +28,9 @@ def from_backend(
     Choosing nothing is always feasible, so a run stopped before its first
     incumbent still answers with the empty choice (status ``time_limit``).
     """
-    if x is None:
-        choice: list[int | None] = [None] * inp.n_groups
-        if status is Status.OPTIMAL or status is Status.INFEASIBLE:
-            status = Status.TIME_LIMIT
-    else:
-        choice = assignment(inp, x)
+    choice: list[int | None] = [None] * inp.n_groups if x is None else assignment(inp, x)
     decision = decision_of(inp, choice)
-    if bound is not None and status is not Status.OPTIMAL:
-        # A dual bound below the incumbent can only be float noise: clamp.
-        bound = max(bound, decision.value)
-    return Solution(
-        status,
-        decision.value,
-        decision,
-        bound=decision.value if status is Status.OPTIMAL else bound,
-        seconds=time.perf_counter() - start,
-        message=message,
-    )
+    return backend_solution(status, decision, x is not None, bound, start, "", message)
 
 
 def empty(inp: Mckp, start: float) -> Solution[MckpDecision]:

@@ -6,9 +6,8 @@ nothing the solver reports. O(number of groups).
 
 from __future__ import annotations
 
-import math
-
 from scheduling_opt.errors import VerificationError
+from scheduling_opt.group_choice import check_item, check_objective, decision_of_solution
 from scheduling_opt.mckp.model import TOLERANCE, Mckp, MckpDecision
 from scheduling_opt.solution import Solution, Status
 
@@ -45,38 +44,21 @@ def check(inp: Mckp, solution: Solution[MckpDecision]) -> None:
     ----------
     Aryl (EuroSys '22) §5.2.
     """
-    decision = solution.decision
-    if decision is None:
-        raise VerificationError(
-            f"status {solution.status} with no decision: choosing nothing is always feasible"
-        )
-    if solution.status is Status.INFEASIBLE:
-        raise VerificationError("infeasible claimed, but choosing nothing is always feasible")
+    decision = decision_of_solution(solution, inp.n_groups)
     choice = decision.choice
-    if len(choice) != inp.n_groups:
-        raise VerificationError(f"choice must list {inp.n_groups} groups, got {len(choice)}")
     total_w, total_v = 0, 0.0
     for g, item in enumerate(choice):
         if item is None:
             continue
         a, b = int(inp.offsets[g]), int(inp.offsets[g + 1])
-        if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < b - a:
-            raise VerificationError(f"group {g}: invalid item {item!r} (group has {b - a})")
+        item = check_item(g, item, b - a)
         total_w += int(inp.weights[a + item])
         total_v += float(inp.values[a + item])
     if total_w > inp.capacity:
         raise VerificationError(f"weight {total_w} exceeds the capacity {inp.capacity}")
     if decision.weight != total_w:
         raise VerificationError(f"reported weight {decision.weight} != {total_w}")
-    reported = solution.objective
-    if reported is None or not math.isfinite(reported):
-        raise VerificationError(f"objective must be a finite number, got {reported!r}")
-    slack = TOLERANCE * (1 + abs(total_v))
-    if abs(reported - total_v) > slack or abs(decision.value - total_v) > slack:
-        raise VerificationError(f"reported objective {reported} != recomputed {total_v}")
-    if solution.bound is not None and not (solution.bound >= reported - slack):
-        # Written so that a NaN bound fails too.
-        raise VerificationError(f"upper bound {solution.bound} below the objective {reported}")
+    reported = check_objective(solution, total_v, TOLERANCE * (1 + abs(total_v)))
     if solution.status is Status.OPTIMAL:
         # The checker's own cheap witness: the most valuable single item that fits.
         fits = (inp.weights <= inp.capacity) & (inp.values > 0)

@@ -6,11 +6,10 @@ nothing the solver reports. O(groups x resources).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from scheduling_opt.errors import VerificationError
+from scheduling_opt.group_choice import check_item, check_objective, decision_of_solution
 from scheduling_opt.mmkp.model import TOLERANCE, Mmkp, MmkpDecision
 from scheduling_opt.solution import Solution, Status
 
@@ -48,16 +47,8 @@ def check(inp: Mmkp, solution: Solution[MmkpDecision]) -> None:
     ----------
     Sia (SOSP '23) §3.3 (the constraints of its per-round MILP).
     """
-    decision = solution.decision
-    if decision is None:
-        raise VerificationError(
-            f"status {solution.status} with no decision: choosing nothing is always feasible"
-        )
-    if solution.status is Status.INFEASIBLE:
-        raise VerificationError("infeasible claimed, but choosing nothing is always feasible")
+    decision = decision_of_solution(solution, inp.n_groups)
     choice = decision.choice
-    if len(choice) != inp.n_groups:
-        raise VerificationError(f"choice must list {inp.n_groups} groups, got {len(choice)}")
     capacity = [int(c) for c in inp.capacity]
     weights = inp.weights.tolist()
     values = inp.values.tolist()
@@ -71,8 +62,7 @@ def check(inp: Mmkp, solution: Solution[MmkpDecision]) -> None:
         if item is None:
             total += none[g]
             continue
-        if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < b - a:
-            raise VerificationError(f"group {g}: invalid item {item!r} (group has {b - a})")
+        item = check_item(g, item, b - a)
         total += values[a + item]
         used = [u + w for u, w in zip(used, weights[a + item], strict=True)]
     for r, (u, c) in enumerate(zip(used, capacity, strict=True)):
@@ -81,16 +71,9 @@ def check(inp: Mmkp, solution: Solution[MmkpDecision]) -> None:
             raise VerificationError(f"resource {name!r}: weight {u} exceeds the capacity {c}")
     if tuple(decision.weight) != tuple(used):
         raise VerificationError(f"reported weights {tuple(decision.weight)} != {tuple(used)}")
-    reported = solution.objective
-    if reported is None or not math.isfinite(reported):
-        raise VerificationError(f"objective must be a finite number, got {reported!r}")
     scale = 1.0 + sum(abs(v) for v in values) + sum(abs(v) for v in none)
     slack = TOLERANCE * scale
-    if abs(reported - total) > slack or abs(decision.value - total) > slack:
-        raise VerificationError(f"reported objective {reported} != recomputed {total}")
-    if solution.bound is not None and not (solution.bound >= reported - slack):
-        # Written so that a NaN bound fails too.
-        raise VerificationError(f"upper bound {solution.bound} below the objective {reported}")
+    reported = check_objective(solution, total, slack)
     if solution.status is Status.OPTIMAL:
         witness = _witness(inp)
         if reported < witness - slack:
