@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from scheduling_opt.sim import (
@@ -14,6 +16,7 @@ from scheduling_opt.sim import (
     make_policy,
     simulate,
 )
+from scheduling_opt.sim.protocol import NOTHING, Decision, JobView, View
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -82,3 +85,32 @@ def workloads_for(name: str) -> SearchStrategy[list[SimJob]]:
             st.integers(0, 2**16),
         )
     return sim_workloads()
+
+
+class Script:
+    """Scripted decisions: each ``(time, decision)`` once, at the first call at or after its time.
+
+    Each step's decision is returned with a wake-up at the next step's time
+    (when later than now). Every call records ``(now, {index: probe(job)})``
+    of the running jobs in ``seen``; the default probe is ``(opportunistic,
+    shared, gpus)``.
+    """
+
+    name = "script"
+
+    def __init__(
+        self,
+        steps: list[tuple[float, Decision]],
+        probe: Callable[[JobView], tuple[object, ...]] | None = None,
+    ) -> None:
+        self.steps = list(steps)
+        self.probe = probe or (lambda st: (st.opportunistic, st.shared, st.gpus))
+        self.seen: list[tuple[float, dict[int, tuple[object, ...]]]] = []
+
+    def decide(self, view: View) -> Decision:
+        self.seen.append((view.now, {i: self.probe(st) for i, st in view.running.items()}))
+        if self.steps and self.steps[0][0] <= view.now:
+            _, d = self.steps.pop(0)
+            nxt = self.steps[0][0] if self.steps else None
+            return replace(d, wake_at=nxt if nxt is not None and nxt > view.now else None)
+        return NOTHING

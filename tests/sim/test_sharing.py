@@ -13,45 +13,12 @@ import numpy as np
 import pytest
 
 from scheduling_opt.sim import ClusterSpec, EngineParams, PolicyError, Workload, simulate
-from scheduling_opt.sim.protocol import NOTHING, Decision, View
+from scheduling_opt.sim.protocol import Decision, View
 from scheduling_opt.sim.sharing import Sharing
-from tests.sim.helpers import by_id, job
+from tests.sim.helpers import Script, by_id, job
 
 A, B = 0.5, 0.2  # easy numbers: opportunistic at 0.5, exclusive at 0.8 while shared
 PARAMS = EngineParams(share_slowdown=A, host_slowdown=B)
-
-
-class Script:
-    """Returns scripted decisions: each (time, decision) once, at the first call at or after it."""
-
-    name = "script"
-
-    def __init__(self, steps: list[tuple[float, Decision]]) -> None:
-        self.steps = list(steps)
-        self.seen: list[
-            tuple[float, dict[int, tuple[bool, bool, tuple[tuple[int, int], ...]]]]
-        ] = []
-
-    def decide(self, view: View) -> Decision:
-        self.seen.append(
-            (
-                view.now,
-                {i: (st.opportunistic, st.shared, st.gpus) for i, st in view.running.items()},
-            )
-        )
-        if self.steps and self.steps[0][0] <= view.now:
-            _, d = self.steps.pop(0)
-            nxt = self.steps[0][0] if self.steps else None
-            wake = nxt if nxt is not None and nxt > view.now else None
-            return Decision(
-                starts=d.starts,
-                preempt=d.preempt,
-                share=d.share,
-                upgrade=d.upgrade,
-                gpus=d.gpus,
-                wake_at=wake,
-            )
-        return NOTHING
 
 
 def _run(jobs: list, steps: list[tuple[float, Decision]], gpus: int = 2) -> tuple[dict, Script]:

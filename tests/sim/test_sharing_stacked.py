@@ -12,45 +12,21 @@ import numpy as np
 import pytest
 
 from scheduling_opt.sim import ClusterSpec, EngineParams, PolicyError, Workload, simulate
-from scheduling_opt.sim.protocol import NOTHING, Decision, View
-from tests.sim.helpers import by_id, job
+from scheduling_opt.sim.protocol import Decision, View
+from tests.sim.helpers import Script, by_id, job
 
 A, B = 0.5, 0.2
 PARAMS = EngineParams(share_slowdown=A, host_slowdown=B)
 
 
-class Stacked:
-    """Scripted decisions, each once at the first call at or after its time; ``guests_per_gpu`` slots."""
+class Stacked(Script):
+    """A :class:`~tests.sim.helpers.Script` with ``guests_per_gpu`` slots, recording speeds."""
 
     name = "stacked"
 
     def __init__(self, steps: list[tuple[float, Decision]], guests: int = 2) -> None:
-        self.steps = list(steps)
+        super().__init__(steps, lambda st: (st.opportunistic, st.shared, st.speed))
         self.guests_per_gpu = guests
-        self.seen: list[tuple[float, dict[int, tuple[bool, bool, float]]]] = []
-
-    def decide(self, view: View) -> Decision:
-        self.seen.append(
-            (
-                view.now,
-                {i: (st.opportunistic, st.shared, st.speed) for i, st in view.running.items()},
-            )
-        )
-        if self.steps and self.steps[0][0] <= view.now:
-            _, d = self.steps.pop(0)
-            nxt = self.steps[0][0] if self.steps else None
-            wake = nxt if nxt is not None and nxt > view.now else None
-            return Decision(
-                starts=d.starts,
-                preempt=d.preempt,
-                share=d.share,
-                upgrade=d.upgrade,
-                gpus=d.gpus,
-                stall=d.stall,
-                capacity=d.capacity,
-                wake_at=wake,
-            )
-        return NOTHING
 
 
 def _run(jobs: list, steps: list[tuple[float, Decision]], gpus: int = 1, guests: int = 2) -> tuple:
