@@ -237,21 +237,23 @@ class JobScheduler:
             self.groups.refresh(plan, lent)
         current: dict[int, SimPlacement] = {}  # elastic jobs' placement as planned
         starts: list[tuple[int, SimPlacement]] = []
-        started_ids: set[int] = set()
+        started_items: list[tuple[float, int]] = []  # their queue entries
         blocked: dict[tuple[int, ...], int] = {}  # pools -> smallest demand that failed
-        late: list[int] = []  # heterogeneous jobs that fit neither pool: placed last (§6)
+        # Heterogeneous jobs that fit neither pool (queue entries): placed last (§6).
+        late: list[tuple[float, int]] = []
         shapes = self.shapes
         lending = self.loan and bool(self.pools[LOAN])
         keys = pool_keys(lending, self.scale, self.groups is not None)
         rest = len(self.queue)  # the queue's position past the loop
-        for position, (_, index) in enumerate(self.queue):
+        for position, item in enumerate(self.queue):
             if plan.total_free == 0 and not self.elastic:
                 break
+            index = item[1]
             demand, elastic, lent_pools, hetero = shapes[index]  # made by enqueue
             pools = lent_pools if lending else (TRAIN,)
             if demand >= blocked.get(pools, math.inf):
                 if hetero:
-                    late.append(index)
+                    late.append(item)
                 continue  # a smaller job failed on these pools: this one fails too
             placed: SimPlacement | None = None
             for pool in pools:
@@ -262,7 +264,7 @@ class JobScheduler:
                     break
             if placed is None:
                 if hetero:
-                    late.append(index)
+                    late.append(item)
                 if self.order == "fifo":
                     break  # head-of-line blocking
                 blocked[pools] = demand
@@ -271,21 +273,20 @@ class JobScheduler:
                     break
                 continue
             self._begin(index, placed, elastic, plan, lent, starts, current)
-            started_ids.add(index)
+            started_items.append(item)
         # The jobs the loop did not reach would each have been skipped (or, with
         # nothing free and nothing to shrink, the loop stopped): the heterogeneous
         # ones among them wait for the GPUs left, in queue order.
         reached = rest == len(self.queue) or not (plan.total_free or self.elastic)
         if not reached and self.loan and self.hetero_share > 0.0:
-            late += [i for _, i in self.queue[rest:] if shapes[i].hetero]
-        for index in late if self.pools[LOAN] else ():
-            demand, elastic, _, _ = shapes[index]
+            late += [item for item in self.queue[rest:] if shapes[item[1]].hetero]
+        for item in late if self.pools[LOAN] else ():
+            demand, elastic, _, _ = shapes[item[1]]
             placed = self._start_mixed(plan, demand, elastic)
             if placed is not None:
-                self._begin(index, placed, elastic, plan, lent, starts, current)
-                started_ids.add(index)
-        if started_ids:
-            self.queue = [item for item in self.queue if item[1] not in started_ids]
+                self._begin(item[1], placed, elastic, plan, lent, starts, current)
+                started_items.append(item)
+        self._dequeue(started_items)
         self.seconds["placement"] += time.perf_counter() - started
         if self.scale and self.elastic:
             self._phase_two(view, plan, current, lent)
@@ -308,6 +309,22 @@ class JobScheduler:
             self.pool_of[index] = self.home(placement)
         rates = self.rates(view, final)
         return list(begun.items()), resize, delta, rates
+
+    def _dequeue(self, items: list[tuple[float, int]]) -> None:
+        """Take ``items`` (entries of the queue, by identity) out of the sorted queue.
+
+        O(log Q) to find each and a move of the entries after it; a key that
+        does not compare to itself (a NaN) falls back to one O(Q) pass.
+        """
+        queue = self.queue
+        for n, item in enumerate(items):
+            pos = bisect.bisect_left(queue, item)
+            if pos < len(queue) and queue[pos] is item:
+                del queue[pos]
+            else:
+                gone = {id(x) for x in items[n:]}
+                self.queue = [x for x in queue if id(x) not in gone]
+                return
 
     def rates(self, view: View, final: dict[int, SimPlacement]) -> list[tuple[int, float]]:
         """The speed factors of the jobs of ``final`` whose factor changes (heterogeneous training)."""
