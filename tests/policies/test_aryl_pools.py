@@ -10,6 +10,7 @@ free map, server order, size and worker size.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from scheduling_opt.sim.cluster import FreeMap
 from scheduling_opt.sim.policies.aryl.pools import bfd_start, bfd_start_library
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 8), st.integers(0, 8)), min_size=1, max_size=12),
