@@ -113,6 +113,46 @@ def test_without_groups_the_same_reclaim_preempts_a_job() -> None:
     assert policy.stats()["reclaim_preemptions"] == 1.0
 
 
+#: Two elastic jobs at their base demand and an inelastic training-only job, all
+#: at t = 0 (equal durations: SJF keeps file order a, b, c).
+AT_BASE = [
+    SimJob("a", 0.0, 2, 100.0, min_gpus=2, max_gpus=4),
+    SimJob("b", 0.0, 2, 100.0, min_gpus=2, max_gpus=4),
+    SimJob("c", 0.0, 2, 100.0),
+]
+
+
+@pytest.mark.parametrize("groups", [True, False])
+def test_groups_put_base_demand_on_loan_where_a_reclaim_preempts_it(groups: bool) -> None:
+    # Server 0: training, 4 GPUs; servers 1 and 2: on-loan, 2 GPUs each; one
+    # server back at t = 20. What Table 6's comparison turns on when elastic
+    # jobs run at their base demand (no flexible workers to give back).
+    # With groups (§5.3) a and b go to the on-loan pool first: a on server 1
+    # (the first of two tied new servers), b on server 2; c (training only) on
+    # server 0. Phase two has no free on-loan GPU: a and b stay at base. At
+    # t = 20 either on-loan server preempts its job (Algorithm 1's tie: the
+    # first, server 1): a is preempted, and restarts on server 0's 2 free GPUs
+    # at once (20 done, 80 left): it ends at 100, as b and c do.
+    # Without groups (Table 6's naive BFD) a and b go to training first:
+    # server 0 holds both at base; c fits nowhere it may run and waits; the
+    # on-loan servers stay empty, so the reclaim preempts nobody. a and b end
+    # at 100, c runs from 100 to 200.
+    policy = Spy(curve=CURVE, interval=10.0, groups=groups, durations="oracle", any_gpu_share=0.0)
+    out = simulate(Workload.of(AT_BASE, "at-base"), _cluster([4], 2, 2), policy)
+    first = policy.seen[0][1].starts
+    rows = by_id(out)
+    if groups:
+        assert first == ((0, ((1, 2),)), (1, ((2, 2),)), (2, ((0, 2),)))
+        assert policy.stats()["reclaim_preemptions"] == 1.0
+        assert rows["a"][1:] == (pytest.approx(100.0), 1)
+        assert rows["c"] == (0.0, 100.0, 0)
+    else:
+        assert first == ((0, ((0, 2),)), (1, ((0, 2),)))
+        assert policy.stats()["reclaim_preemptions"] == 0.0
+        assert rows["a"] == (0.0, 100.0, 0)
+        assert rows["c"] == (100.0, 200.0, 0)
+
+
 def test_a_shrink_gives_back_flexible_workers_first() -> None:
     # A job with 2 base GPUs on server 4 and 2 flexible on server 5: trimmed to
     # 3 it gives back one flexible GPU (plain trim, fewest first, would cut

@@ -3,7 +3,8 @@
 - :mod:`.policy`: the orchestrator: inference servers lent from a load
   curve (:mod:`.load`), returned by :mod:`scheduling_opt.reclaim`
   (:mod:`.reclaim`), jobs sized and placed by :mod:`.jobs` and
-  :mod:`.pools`, SJF on durations predicted at submission (:mod:`.predict`);
+  :mod:`.pools` (each queued job's facts once, :mod:`.shape`), SJF on durations
+  predicted at submission (:mod:`.predict`);
 - :mod:`.gandiva_scale`: Gandiva's grow-shrink as §7.1 ran it.
 
 The inference cluster is part of Aryl's system, so it is this family's

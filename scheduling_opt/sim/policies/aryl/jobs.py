@@ -13,7 +13,7 @@ each running job's pool and the running elastic jobs. Each call
   AFS as §7.1 runs it) or ``fifo`` (submit order, stopping at the first job
   that does not fit: the baseline). A job runs on one pool: an inelastic
   job on the training pool, else on the on-loan pool if it may use any GPU
-  type (:func:`any_gpu_type`); an elastic job, with ``groups`` (§5.3), on
+  type (:func:`~.shape.any_gpu_type`); an elastic job, with ``groups`` (§5.3), on
   the on-loan pool first, then the training pool, and without them (Table
   6's naive BFD) on the training pool first, like an inelastic job.
   Placement: the library's best-fit decreasing (:mod:`.pools`), with the
@@ -42,7 +42,6 @@ on the same pools), plus the allocation solver when it runs.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import math
 import time
 from collections.abc import Callable
@@ -68,18 +67,21 @@ from scheduling_opt.sim.policies.aryl.pools import (
     worker_gpus,
 )
 from scheduling_opt.sim.policies.aryl.predict import DurationPredictor
+from scheduling_opt.sim.policies.aryl.shape import LOAN, TRAIN, Shape, lent_pools, pool_keys
 from scheduling_opt.sim.protocol import JobView, View
 from scheduling_opt.sim.workload import SimJob
 from scheduling_opt.solution import Solution
 
 #: A running job's pool: training servers, on-loan servers, or both (heterogeneous).
-TRAIN, LOAN, MIXED = 0, 1, 2
+MIXED = 2
 
 Allocator = Callable[..., Solution[AllocationDecision]]
 #: Phase two's allocation methods by name.
 ALLOCATION_METHODS: dict[str, Allocator] = {"two-phase": two_phase, "afs": afs}
 #: Phase one's orders.
 ORDERS = ("sjf", "queue", "fifo")
+
+
 #: One call's answer: starts, resizes, the change in busy GPUs, speed factors.
 Schedule = tuple[
     list[tuple[int, SimPlacement]],
@@ -87,22 +89,6 @@ Schedule = tuple[
     int,
     list[tuple[int, float]],
 ]
-
-
-def any_gpu_type(job: SimJob, share: float) -> bool:
-    """Whether ``job`` may run on inference GPUs: elastic, or in ``share`` by a hash of its id.
-
-    Examples
-    --------
-    >>> any_gpu_type(SimJob("1", 0.0, 1, 5.0, max_gpus=2), 0.0)
-    True
-    >>> any_gpu_type(SimJob("1", 0.0, 1, 5.0), 1.0), any_gpu_type(SimJob("1", 0.0, 1, 5.0), 0.0)
-    (True, False)
-    """
-    if job.min_gpus < job.max_gpus or share >= 1.0:
-        return True
-    h = int.from_bytes(hashlib.sha256(f"aryl-any:{job.id}".encode()).digest()[:8], "big")
-    return h / 2**64 < share
 
 
 class JobScheduler:
@@ -169,6 +155,8 @@ class JobScheduler:
         self.is_loan: list[bool] = []
         self.gpu_type: list[str] = []
         self.compute: list[float] = []
+        # Per job (fixed by its shape and id): phase one's demand, elastic, pools, hetero.
+        self.shapes: dict[int, Shape] = {}
 
     def forget(self, index: int) -> None:
         """Job ``index`` no longer runs (finished, evicted or preempted)."""
@@ -193,11 +181,24 @@ class JobScheduler:
         """The pools ``job`` may run on, in the order they are tried (§5.3, Table 6)."""
         if not self.loan or not self.pools[LOAN]:
             return (TRAIN,)
-        if self.scale and job.min_gpus < job.max_gpus:
-            return (LOAN, TRAIN) if self.groups is not None else (TRAIN, LOAN)
-        if any_gpu_type(job, self.any_share) or self.hetero(job):
-            return (TRAIN, LOAN)
-        return (TRAIN,)
+        return self._lent_pools(job)
+
+    def _lent_pools(self, job: SimJob) -> tuple[int, ...]:
+        """:meth:`pools_for` while servers are on loan."""
+        return lent_pools(
+            job, self.scale, self.groups is not None, self.any_share, self.hetero(job)
+        )
+
+    def shape(self, st: JobView) -> Shape:
+        """Job ``st``'s phase-one facts, computed once (two hashes of its id): a :class:`Shape`."""
+        found = self.shapes.get(st.index)
+        if found is None:
+            job = st.job
+            elastic = self.scale and job.min_gpus < job.max_gpus
+            demand = job.min_gpus if elastic else job.gpus
+            found = Shape(demand, elastic, self._lent_pools(job), self.hetero(job))
+            self.shapes[st.index] = found
+        return found
 
     def home(self, placement: SimPlacement) -> int:
         """The pool of a placement: TRAIN, LOAN, or MIXED when it spans both."""
@@ -206,6 +207,7 @@ class JobScheduler:
 
     def enqueue(self, st: JobView, now: float) -> None:
         """Queue ``st`` under phase one's key (fixed while it waits: no progress)."""
+        self.shape(st)
         if self.order == "sjf":  # running time at base demand (Algorithm 2's SortJobs)
             job = st.job
             low = job.min_gpus if self.scale else job.gpus
@@ -235,20 +237,23 @@ class JobScheduler:
             self.groups.refresh(plan, lent)
         current: dict[int, SimPlacement] = {}  # elastic jobs' placement as planned
         starts: list[tuple[int, SimPlacement]] = []
-        started_ids: set[int] = set()
+        started_items: list[tuple[float, int]] = []  # their queue entries
         blocked: dict[tuple[int, ...], int] = {}  # pools -> smallest demand that failed
-        late: list[int] = []  # heterogeneous jobs that fit neither pool: placed last (§6)
-        for _, index in self.queue:
+        # Heterogeneous jobs that fit neither pool (queue entries): placed last (§6).
+        late: list[tuple[float, int]] = []
+        shapes = self.shapes
+        lending = self.loan and bool(self.pools[LOAN])
+        keys = pool_keys(lending, self.scale, self.groups is not None)
+        rest = len(self.queue)  # the queue's position past the loop
+        for position, item in enumerate(self.queue):
             if plan.total_free == 0 and not self.elastic:
                 break
-            st = view.pending[index]
-            job = st.job
-            elastic = self.scale and job.min_gpus < job.max_gpus
-            demand = job.min_gpus if elastic else job.gpus
-            pools = self.pools_for(job)
+            index = item[1]
+            demand, elastic, lent_pools, hetero = shapes[index]  # made by enqueue
+            pools = lent_pools if lending else (TRAIN,)
             if demand >= blocked.get(pools, math.inf):
-                if self.hetero(job):
-                    late.append(index)
+                if hetero:
+                    late.append(item)
                 continue  # a smaller job failed on these pools: this one fails too
             placed: SimPlacement | None = None
             for pool in pools:
@@ -258,24 +263,30 @@ class JobScheduler:
                 if placed is not None:
                     break
             if placed is None:
-                if self.hetero(job):
-                    late.append(index)
+                if hetero:
+                    late.append(item)
                 if self.order == "fifo":
                     break  # head-of-line blocking
                 blocked[pools] = demand
+                if demand == 1 and all(blocked.get(k, 0) == 1 for k in keys):
+                    rest = position + 1  # a 1-GPU job failed on every pools: all others skip
+                    break
                 continue
             self._begin(index, placed, elastic, plan, lent, starts, current)
-            started_ids.add(index)
-        for index in late if self.pools[LOAN] else ():
-            job = view.pending[index].job
-            elastic = self.scale and job.min_gpus < job.max_gpus
-            demand = job.min_gpus if elastic else job.gpus
+            started_items.append(item)
+        # The jobs the loop did not reach would each have been skipped (or, with
+        # nothing free and nothing to shrink, the loop stopped): the heterogeneous
+        # ones among them wait for the GPUs left, in queue order.
+        reached = rest == len(self.queue) or not (plan.total_free or self.elastic)
+        if not reached and self.loan and self.hetero_share > 0.0:
+            late += [item for item in self.queue[rest:] if shapes[item[1]].hetero]
+        for item in late if self.pools[LOAN] else ():
+            demand, elastic, _, _ = shapes[item[1]]
             placed = self._start_mixed(plan, demand, elastic)
             if placed is not None:
-                self._begin(index, placed, elastic, plan, lent, starts, current)
-                started_ids.add(index)
-        if started_ids:
-            self.queue = [item for item in self.queue if item[1] not in started_ids]
+                self._begin(item[1], placed, elastic, plan, lent, starts, current)
+                started_items.append(item)
+        self._dequeue(started_items)
         self.seconds["placement"] += time.perf_counter() - started
         if self.scale and self.elastic:
             self._phase_two(view, plan, current, lent)
@@ -298,6 +309,22 @@ class JobScheduler:
             self.pool_of[index] = self.home(placement)
         rates = self.rates(view, final)
         return list(begun.items()), resize, delta, rates
+
+    def _dequeue(self, items: list[tuple[float, int]]) -> None:
+        """Take ``items`` (entries of the queue, by identity) out of the sorted queue.
+
+        O(log Q) to find each and a move of the entries after it; a key that
+        does not compare to itself (a NaN) falls back to one O(Q) pass.
+        """
+        queue = self.queue
+        for n, item in enumerate(items):
+            pos = bisect.bisect_left(queue, item)
+            if pos < len(queue) and queue[pos] is item:
+                del queue[pos]
+            else:
+                gone = {id(x) for x in items[n:]}
+                self.queue = [x for x in queue if id(x) not in gone]
+                return
 
     def rates(self, view: View, final: dict[int, SimPlacement]) -> list[tuple[int, float]]:
         """The speed factors of the jobs of ``final`` whose factor changes (heterogeneous training)."""

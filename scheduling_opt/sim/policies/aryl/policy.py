@@ -54,11 +54,12 @@ import numpy as np
 
 from scheduling_opt.sim.policies.aryl.groups import FLEXIBLE
 from scheduling_opt.sim.policies.aryl.hetero import ADVANCED_EFFICIENCY, mixed_factor
-from scheduling_opt.sim.policies.aryl.jobs import LOAN, MIXED, TRAIN, JobScheduler, any_gpu_type
+from scheduling_opt.sim.policies.aryl.jobs import MIXED, JobScheduler
 from scheduling_opt.sim.policies.aryl.load import LoadCurve, load_curve
 from scheduling_opt.sim.policies.aryl.pools import held
 from scheduling_opt.sim.policies.aryl.predict import DurationPredictor
 from scheduling_opt.sim.policies.aryl.reclaim import RECLAIM_METHODS, reclaim_servers
+from scheduling_opt.sim.policies.aryl.shape import LOAN, TRAIN, any_gpu_type
 from scheduling_opt.sim.protocol import Decision, View
 
 __all__ = ["RECLAIM_METHODS", "RETURN_DELAY", "ArylPolicy", "any_gpu_type"]

@@ -49,7 +49,14 @@ def bfd_start(
     """Place a ``gpus``-GPU start on ``servers`` by the library's BFD, or None.
 
     The BFD sees each server with its free GPUs as its size (so best fit is
-    on the free GPUs); the plan is not changed.
+    on the free GPUs); the plan is not changed. For one job on servers of
+    one type without groups the library's rule reduces to a sort: every
+    server starts empty, so each worker goes to a new server, the one with
+    the fewest free GPUs that fits a worker (ties: the first in
+    ``servers``), which takes as many of the job's workers as fit and then
+    never fits another. That sort is what runs here: O(S log S), without
+    building the library's input (``bfd_start_library`` is the reference,
+    tests/sim/test_aryl_pools.py checks them equal).
 
     Examples
     --------
@@ -59,6 +66,34 @@ def bfd_start(
     ((0, 2),)
     >>> bfd_start(plan, [1], 16, 8, False) is None
     True
+    """
+    gpw = worker_gpus(gpus, per_server, elastic)
+    free = plan.free
+    fitting = sorted((free[s], i, s) for i, s in enumerate(servers) if free[s] >= gpw)
+    left = gpus // gpw
+    if sum(f // gpw for f, _, _ in fitting) < left:
+        return None  # the workers cannot fit whatever the packing
+    rows = []
+    for f, _, s in fitting:
+        k = min(left, f // gpw)
+        rows.append((s, k * gpw))
+        left -= k
+        if not left:
+            break
+    return tuple(sorted(rows))
+
+
+def bfd_start_library(
+    plan: FreeMap, servers: Sequence[int], gpus: int, per_server: int, elastic: bool
+) -> Placement | None:
+    """:func:`bfd_start` by the library's :func:`~scheduling_opt.placement.bfd_assign` itself.
+
+    Examples
+    --------
+    >>> plan = FreeMap([8, 8, 8])
+    >>> plan.take(((0, 6),))
+    >>> bfd_start_library(plan, [0, 1, 2], 2, 8, False)
+    ((0, 2),)
     """
     open_servers = [s for s in servers if plan.free[s] > 0]
     if sum(plan.free[s] for s in open_servers) < gpus:
