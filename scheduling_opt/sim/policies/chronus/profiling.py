@@ -338,16 +338,19 @@ class Profiler:
         Servers that host no job of ``keep`` (the guaranteed jobs, whose SLO
         lease holds their GPUs for the term) go first, the emptiest first.
         """
-        capacity, free = view.capacity, view.free
+        if self.target <= len(self.servers):
+            return ()
+        capacity, free, running = view.capacity, view.free, view.running
         others = [s for s in range(len(capacity)) if s not in self.servers and capacity[s] > 0]
-        kept = {s for i in keep if i in view.running for s, _ in view.running[i].placement}
+        # Over the running jobs, not ``keep``: it also holds jobs long finished.
+        kept = {s for i, st in running.items() if i in keep for s, _ in st.placement}
         others.sort(key=lambda s: (s in kept, capacity[s] - free[s], -s))
-        taken = set(others[: max(0, self.target - len(self.servers))])
+        taken = set(others[: self.target - len(self.servers)])
         self.servers |= taken
         return tuple(
             sorted(
                 i
-                for i, st in view.running.items()
+                for i, st in running.items()
                 if i in self.main and any(s in taken for s, _ in st.placement)
             )
         )
