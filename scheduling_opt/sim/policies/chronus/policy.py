@@ -248,7 +248,9 @@ class Chronus:
                 options.noise_seed,
                 options.profiler_scaling,
             )
-            self.model.estimate = self.profiler.estimate
+            if options.runtime_noise > 0:
+                # Without noise the estimate is the work left: the engine's own.
+                self.model.estimate = self.profiler.estimate
         self.loop: PaperLoop | MinuteLoop
         if options.queue == "artifact":
             self.loop = MinuteLoop(
@@ -267,7 +269,9 @@ class Chronus:
                 self.admission,
                 self.selection,
                 self.allocator,
-                None if self.profiler is None else self.profiler.estimate,
+                None
+                if self.profiler is None or options.runtime_noise == 0
+                else self.profiler.estimate,
             )
 
     def _admit_batch(self, view: View, arrived: Sequence[JobView], origin: float) -> None:
