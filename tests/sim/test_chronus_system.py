@@ -105,11 +105,58 @@ def test_the_hourly_capacity_rule_follows_the_past_hour() -> None:
     # x 5) = 21 -> 3 servers; at 120, (60, 120] holds 59 x 8 = 472 GPUs,
     # C = ceil(39.3) = 40 -> 5 servers.
     jobs = [SimJob(str(k), float(k), 4 if k < 60 else 8, 1.0) for k in range(120)]
-    policy, out = _run(jobs, 10)
+    policy, out = _run(jobs, 10, profiler_scaling="hourly")
     assert policy.profiler is not None
     assert policy.profiler.stats.servers == [1] + [3] * 12 + [5]
     assert policy.stats()["profiler_finished"] == 120.0
     assert max(out.preemptions) == 0  # type: ignore[attr-defined]
+
+
+def test_a_burst_grows_the_profiling_cluster_by_its_backlog() -> None:
+    # Ten servers. "w" (1 GPU, 1 min) at 0 starts the clock: the warm-up
+    # measure at 0 counts 1 GPU over 5 minutes, C = ceil(1 / 5 x 5) = 1 ->
+    # 1 server; "w" profiles 0 -> 1 and ends there. At 61 a burst: four
+    # jobs of 8 GPUs, 1 minute each. The hourly measure at 61 counts the
+    # GPUs of (1, 61]: 32, C = ceil(32 / 60 x 5) = ceil(2.67) = 3 -> 1 server.
+    # - hourly: the bound alone, one server: FCFS, one job at a time:
+    #   61 -> 62, 62 -> 63, 63 -> 64, 64 -> 65; the last waited 3 minutes.
+    # - backlog: the bound is a floor; the Profiler holds 0 GPUs and its
+    #   queue 4 x 8 = 32: C = max(3, 32) = 32 -> 4 servers, all four start
+    #   at 61 and end at 62, none waits.
+    burst = [SimJob(f"b{k}", 61.0, 8, 1.0) for k in range(4)]
+    jobs = [SimJob("w", 0.0, 1, 1.0), *burst]
+    hourly, out = _run(jobs, 10, profiler_scaling="hourly")
+    assert out.end == (1.0, 62.0, 63.0, 64.0, 65.0)  # type: ignore[attr-defined]
+    assert hourly.stats()["profiler_pending_max"] == 3.0
+    assert hourly.profiler is not None
+    assert hourly.profiler.stats.servers[:2] == [1, 1]
+    backlog, out = _run(jobs, 10, profiler_scaling="backlog")
+    assert out.end == (1.0, 62.0, 62.0, 62.0, 62.0)  # type: ignore[attr-defined]
+    assert backlog.stats()["profiler_pending_max"] == 0.0
+    assert backlog.profiler is not None
+    assert backlog.profiler.stats.servers[:2] == [1, 4]
+    assert backlog.stats()["profiler_finished"] == 5.0
+
+
+def test_the_backlog_counts_two_whole_servers_for_a_multi_server_job() -> None:
+    # Ten servers. "w" (1 GPU, 1 min) at 0 as above. At 61 a 16-GPU job
+    # "m" (30 minutes) and two 8-GPU jobs of 1 minute. Bound at 61: (1, 61]
+    # holds 32 GPUs -> 3 -> 1 server. Backlog: "m"'s one-node and two-node
+    # runs hold two whole servers (16 GPUs), the others 8 each: C =
+    # max(3, 32) = 32 -> 4 servers: all three start at 61; the 8-GPU jobs
+    # end at 62; "m" leaves the Profiler at 66 without progress.
+    jobs = [
+        SimJob("w", 0.0, 1, 1.0),
+        SimJob("m", 61.0, 16, 30.0),
+        SimJob("x", 61.0, 8, 1.0),
+        SimJob("y", 61.0, 8, 1.0),
+    ]
+    policy, out = _run(jobs, 10)
+    assert policy.profiler is not None
+    assert policy.profiler.stats.servers[:2] == [1, 4]
+    assert out.end[2:] == (62.0, 62.0)  # type: ignore[attr-defined]
+    assert policy.stats()["profiler_pending_max"] == 0.0
+    assert out.end[1] >= 66.0 + 30.0  # type: ignore[attr-defined]
 
 
 def test_noise_is_seeded_and_floored() -> None:
@@ -164,8 +211,14 @@ def test_a_growing_profiling_cluster_takes_the_emptiest_main_server_and_stops_it
         8: SimpleNamespace(placement=((0, 8),)),
     }
     view = SimpleNamespace(capacity=(8, 8, 8, 8), free=(0, 4, 0, 8), running=running)
-    assert prof._grow(view) == (7,)
+    assert prof._grow(view, ()) == (7,)
     assert prof.servers == {1, 3}
+    # Job 7 guaranteed: its server goes last. Servers 0 and 2 tie at 8 GPUs
+    # in use; the higher index goes first: server 2, which holds no listed
+    # job (nothing preempted).
+    prof.servers = {3}
+    assert prof._grow(view, {7}) == ()
+    assert prof.servers == {2, 3}
 
 
 def test_the_estimate_is_the_noisy_work_less_the_work_done() -> None:

@@ -123,9 +123,16 @@ PARAMS = (
         "profiler_gpus",
         "int",
         None,
-        "a fixed Profiling cluster of this many GPUs (none: resized hourly, §3.2.3)",
+        "a fixed Profiling cluster of this many GPUs (none: resized, §3.2.3)",
         low=1,
         optional=True,
+    ),
+    _choice(
+        "profiler_scaling",
+        "backlog",
+        ("backlog", "hourly"),
+        "the Profiling cluster's re-sizing: the hourly bound lambda T_profile plus the"
+        " queued GPUs every T_profile, or the bound alone every hour (§3.2.3)",
     ),
     Param(
         "submission_cap",

@@ -87,13 +87,20 @@ class PaperLoop:
             None if options.be_lease is None else SpotCycles(options.be_lease, self.remaining)
         )
 
-    def priority(self, st: JobView, now: float) -> tuple[float, ...]:
-        """Ascending order of the waiting jobs: selected, guaranteed by deadline, the rest by SRTF."""
+    def level(self, st: JobView, now: float) -> float:
+        """The job's class: 0 selected, 1 guaranteed with a deadline ahead, 2 the rest."""
         if st.index in self.ledger.selected:
-            return (0.0, st.job.first_deadline, float(st.index))
+            return 0.0
         guaranteed = not self.options.admission or st.index in self.ledger.guaranteed
         if guaranteed and st.job.deadlines and st.job.deadlines[-1][0] > now:
-            return (1.0, st.job.first_deadline, float(st.index))
+            return 1.0
+        return 2.0
+
+    def priority(self, st: JobView, now: float) -> tuple[float, ...]:
+        """Ascending order of the waiting jobs: selected, guaranteed by deadline, the rest by SRTF."""
+        level = self.level(st, now)
+        if level < 2.0:
+            return (level, st.job.first_deadline, float(st.index))
         return (2.0, self.remaining(st, now), float(st.index))
 
     def decide(self, view: View) -> Decision:
@@ -178,9 +185,7 @@ class PaperLoop:
         jobs = [*view.pending.values(), *view.running.values()]
         held = sum(self.model.charged(st.job.gpus) for st in jobs if st.index in ledger.selected)
         queue = [
-            st
-            for st in jobs
-            if st.index not in ledger.selected and self.priority(st, now)[0] == 2.0
+            st for st in jobs if st.index not in ledger.selected and self.level(st, now) == 2.0
         ]
         room = sum(view.capacity) - held
         stop = spot.open(
@@ -191,6 +196,6 @@ class PaperLoop:
             stop += [
                 i
                 for i, st in view.running.items()
-                if i not in ledger.selected and self.priority(st, now)[0] == 1.0
+                if i not in ledger.selected and self.level(st, now) == 1.0
             ]
         return stop

@@ -1,6 +1,6 @@
 """The options of one Chronus run: a frozen, validated value the policy's parts read.
 
-:class:`ChronusOptions` holds the 30 settings of
+:class:`ChronusOptions` holds the 31 settings of
 :class:`~scheduling_opt.sim.policies.chronus.policy.Chronus` (the declared
 parameters of the ``chronus`` family plus the variant's ``mode``,
 ``admission`` and ``placement``) and the few values derived from them
@@ -32,6 +32,7 @@ _CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("selection", ("reward", "artifact", "artifact-cbc", "artifact-mip")),
     ("queue", ("chronus", "artifact")),
     ("cache_layout", ("selected", "late")),
+    ("profiler_scaling", ("backlog", "hourly")),
 )
 _PLACEMENT_SUFFIX = {"chronus": "", "best-fit": "-best-fit", "pool": "-pool"}
 
@@ -96,6 +97,7 @@ class ChronusOptions:
     profiler: bool = True
     t_profile: float = 5.0
     profiler_gpus: int | None = None
+    profiler_scaling: str = "backlog"
     submission_cap: int | None = 24
     runtime_noise: float = 0.0
     noise_seed: int = 0

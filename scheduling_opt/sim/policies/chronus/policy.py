@@ -110,7 +110,12 @@ class Chronus:
         Profiling time per job (trace units; the paper's 300 s).
     profiler_gpus : int or None
         A fixed Profiling cluster of this many GPUs (whole servers); None:
-        re-sized every hour to C_profile >= lambda T_profile (§3.2.3).
+        re-sized by ``profiler_scaling``.
+    profiler_scaling : {"backlog", "hourly"}
+        How the Profiling cluster is re-sized (§3.2.3, :mod:`.profiling`):
+        ``"hourly"``, to the lower bound ceil(lambda T_profile) from the past
+        hour's submissions, every hour; ``"backlog"``, that bound plus the
+        GPUs waiting in the Profiler's queue, checked every ``t_profile``.
     submission_cap : int or None
         GPUs per user per ``t_profile`` entering profiling (§5.1: 24);
         None: no submission control.
@@ -181,6 +186,7 @@ class Chronus:
         profiler: bool = True,
         t_profile: float = 5.0,
         profiler_gpus: int | None = None,
+        profiler_scaling: str = "backlog",
         submission_cap: int | None = 24,
         runtime_noise: float = 0.0,
         noise_seed: int = 0,
@@ -213,6 +219,7 @@ class Chronus:
             profiler=profiler,
             t_profile=t_profile,
             profiler_gpus=profiler_gpus,
+            profiler_scaling=profiler_scaling,
             submission_cap=submission_cap,
             runtime_noise=runtime_noise,
             noise_seed=noise_seed,
@@ -239,8 +246,11 @@ class Chronus:
                 options.submission_cap,
                 options.runtime_noise,
                 options.noise_seed,
+                options.profiler_scaling,
             )
-            self.model.estimate = self.profiler.estimate
+            if options.runtime_noise > 0:
+                # Without noise the estimate is the work left: the engine's own.
+                self.model.estimate = self.profiler.estimate
         self.loop: PaperLoop | MinuteLoop
         if options.queue == "artifact":
             self.loop = MinuteLoop(
@@ -259,7 +269,9 @@ class Chronus:
                 self.admission,
                 self.selection,
                 self.allocator,
-                None if self.profiler is None else self.profiler.estimate,
+                None
+                if self.profiler is None or options.runtime_noise == 0
+                else self.profiler.estimate,
             )
 
     def _admit_batch(self, view: View, arrived: Sequence[JobView], origin: float) -> None:
@@ -270,7 +282,7 @@ class Chronus:
         profiler = self.profiler
         if profiler is None:
             return self.loop.decide(view)
-        evicted = profiler.record(view)
+        evicted = profiler.record(view, self.ledger.guaranteed)
         done = (*evicted, *profiler.expire(view))
         if done:
             # The engine calls again at once: the loop sees them as arrivals then.

@@ -9,20 +9,35 @@ Fig. 1 step 1) before the scheduling loop sees it:
   (:class:`SubmissionGate`, the rule of
   :func:`scheduling_opt.policies.profiler.submission_control` applied
   online, one arrival at a time).
-- **The Profiling cluster**: whole servers carved from the cluster, the
-  emptiest first. Its size is ``profiler_gpus`` rounded up to whole
-  servers, or, by default, the hourly rule of §3.2.3: every 60 minutes
-  C_profile = ceil(lambda T_profile) from the GPUs submitted over the past
-  hour (:func:`scheduling_opt.policies.profiler.profiling_capacity`), at
-  least one server and at most what leaves the main cluster one server and
-  room for the largest job seen so far (none when that is every server:
-  jobs then skip profiling). Before an hour of history has passed (the
-  trace's start), lambda is measured over the time since the first
-  submission (at least ``t_profile``) and re-measured every ``t_profile``:
-  a choice, the paper's cluster has a past. When it grows, it takes the
-  main servers with the fewest GPUs in use and the main jobs on them are
-  preempted (they go back to the loop's queue); when it shrinks, a server
-  returns to the main cluster once no profiling run holds it.
+- **The Profiling cluster**: whole servers carved from the cluster. Its
+  size is ``profiler_gpus`` rounded up to whole servers, or §3.2.3's
+  dynamic scaling. Every 60 minutes lambda is measured from the GPUs
+  submitted over the past hour and gives the lower bound
+  C_profile >= ceil(lambda T_profile)
+  (:func:`scheduling_opt.policies.profiler.profiling_capacity`). With
+  ``scaling="hourly"`` the cluster is sized at that bound for the hour.
+  With ``scaling="backlog"`` (the default) the bound is a floor: every
+  ``t_profile`` the cluster is re-sized to the larger of the bound and the
+  GPUs its runs hold plus those its queued jobs' runs would hold (a job of
+  more than one server counts its two whole servers, §3.2.2).
+  The reading: §3.2.3 asks for C_profile >= lambda T_profile "to guarantee
+  the stability of this queuing system" and calls the hourly estimate "the
+  lower bound"; an hour's mean rate does not bound the next hour's, and the
+  submissions are bursty (§3.2.1, Fig. 5(b)), so a bound held at equality
+  leaves a burst queued for up to an hour (on the bundled day: 22 minutes
+  on average). A queue in front of the Profiler is the measurement that
+  lambda is above the estimate, and the cluster grows by what is waiting.
+  Either way the size is at least one server and at most what leaves the
+  main cluster one server and room for the largest job seen so far (none
+  when that is every server: jobs then skip profiling). Before an hour of
+  history has passed (the trace's start), lambda is measured over the time
+  since the first submission (at least ``t_profile``) and re-measured
+  every ``t_profile``: a choice, the paper's cluster has a past. When it
+  grows, it takes the main servers that host no guaranteed job first (an
+  SLO lease holds its GPUs for the term, §3.3.3), the emptiest first, and
+  the main jobs on them are preempted (they go back to the loop's queue);
+  when it shrinks, a server returns to the main cluster once no profiling
+  run holds it.
 - **FCFS runs of T_profile** (§3.2): the released jobs start in their
   release order (the head waits until it fits; no job overtakes it). A job
   of at most one server's GPUs runs on one server of the Profiling cluster
@@ -50,6 +65,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,13 +170,17 @@ class Profiler:
         Profiling time per job (trace units; §3.2: 300 s = 5 minutes).
     gpus : int or None
         A fixed Profiling cluster of this many GPUs (rounded up to whole
-        servers); None: the hourly rule of §3.2.3.
+        servers); None: §3.2.3's dynamic scaling, by ``scaling``.
     submission_cap : int or None
         GPUs per user per ``t_profile`` (§5.1: 24); None: no control.
     noise : float
         Standard deviation of the estimate's relative error (Fig. 6(d)).
     seed : int
         Seeds the estimate's noise.
+    scaling : {"backlog", "hourly"}
+        The dynamic scaling's rule (the module's docstring): the hourly
+        lower bound, or (default) that bound as a floor and the Profiler's
+        held and queued GPUs checked every ``t_profile``.
 
     Attributes
     ----------
@@ -179,9 +199,14 @@ class Profiler:
         submission_cap: int | None,
         noise: float,
         seed: int,
+        scaling: str = "backlog",
     ) -> None:
         self.t_profile = t_profile
         self.gpus = gpus
+        self.scaling = scaling
+        # The hourly lower bound lambda T_profile (GPUs) and when it is next measured.
+        self.bound = 0
+        self.next_measure = -math.inf
         self.gate = None if submission_cap is None else SubmissionGate(submission_cap, t_profile)
         self.noise = noise
         self.seed = seed
@@ -221,11 +246,12 @@ class Profiler:
 
     # -- one call ----------------------------------------------------------------------
 
-    def record(self, view: View) -> tuple[int, ...]:
+    def record(self, view: View, keep: Collection[int] = ()) -> tuple[int, ...]:
         """Take the call's arrivals and completions, update the cluster's size.
 
         Returns the main-cluster jobs to preempt: those on the servers the
-        Profiling cluster takes when it grows.
+        Profiling cluster takes when it grows (servers of jobs in ``keep``
+        last).
         """
         now = view.now
         for st in view.arrived:
@@ -249,7 +275,7 @@ class Profiler:
         evict: tuple[int, ...] = ()
         if now >= self.next_update - _EPS:
             self._update_target(view)
-            evict = self._grow(view)
+            evict = self._grow(view, keep)
         self._shrink(view)
         return evict
 
@@ -258,20 +284,44 @@ class Profiler:
         per = view.cluster.gpus_per_server
         if self.gpus is not None:
             want = self.gpus
+            self.next_update = now + HOUR
         else:
-            while self.recent and self.recent[0][0] <= now - HOUR:
-                self.recent.popleft()
-            if self.first is None:
-                self.first = now
-            # Warm-up: before an hour of history, lambda over the time since the
-            # first submission (at least T_profile), re-measured every T_profile.
-            window = min(HOUR, max(now - self.first, self.t_profile))
-            subs = [Submission(str(k), "u", t, g) for k, (t, g) in enumerate(self.recent)]
-            want = profiling_capacity(subs, now, t_profile=self.t_profile, window=window)
+            if now >= self.next_measure - _EPS:
+                self._measure(now)
+            want = self.bound
+            self.next_update = self.next_measure
+            if self.scaling == "backlog":
+                # A queue is the evidence that the arrivals outrun the past
+                # hour's lambda: the cluster grows to hold its runs and every
+                # queued job, checked every T_profile (one profiling run).
+                want = max(want, self._demand(view))
+                self.next_update = now + self.t_profile
         self.target = min(max(1, math.ceil(want / per)), self._room(view))
-        warm = self.gpus is None and self.first is not None and now - self.first < HOUR
-        self.next_update = now + (self.t_profile if warm else HOUR)
         self.stats.servers.append(self.target)
+
+    def _demand(self, view: View) -> int:
+        """GPUs the Profiler's runs hold plus those its queued jobs' runs would hold."""
+        per = view.cluster.gpus_per_server
+        held = sum(view.running[i].job.gpus for i in self.running if i in view.running)
+        held += sum(len(servers) * per for _, servers in self.virtual.values())
+        for i in self.queue:
+            gpus = view.pending[i].job.gpus
+            held += gpus if gpus <= per else 2 * per
+        return held
+
+    def _measure(self, now: float) -> None:
+        """Measure lambda over the past hour: the lower bound ceil(lambda T_profile) (§3.2.3)."""
+        while self.recent and self.recent[0][0] <= now - HOUR:
+            self.recent.popleft()
+        if self.first is None:
+            self.first = now
+        # Warm-up: before an hour of history, lambda over the time since the
+        # first submission (at least T_profile), re-measured every T_profile.
+        window = min(HOUR, max(now - self.first, self.t_profile))
+        subs = [Submission(str(k), "u", t, g) for k, (t, g) in enumerate(self.recent)]
+        self.bound = profiling_capacity(subs, now, t_profile=self.t_profile, window=window)
+        warm = now - self.first < HOUR
+        self.next_measure = now + (self.t_profile if warm else HOUR)
 
     def _room(self, view: View) -> int:
         """The most servers the Profiling cluster may hold: the main cluster keeps the largest job.
@@ -282,17 +332,25 @@ class Profiler:
         per = view.cluster.gpus_per_server
         return max(0, len(view.capacity) - max(1, math.ceil(self.largest / per)))
 
-    def _grow(self, view: View) -> tuple[int, ...]:
-        """Take main servers up to the target, emptiest first; the main jobs on them."""
-        capacity, free = view.capacity, view.free
+    def _grow(self, view: View, keep: Collection[int]) -> tuple[int, ...]:
+        """Take main servers up to the target; the main jobs on them.
+
+        Servers that host no job of ``keep`` (the guaranteed jobs, whose SLO
+        lease holds their GPUs for the term) go first, the emptiest first.
+        """
+        if self.target <= len(self.servers):
+            return ()
+        capacity, free, running = view.capacity, view.free, view.running
         others = [s for s in range(len(capacity)) if s not in self.servers and capacity[s] > 0]
-        others.sort(key=lambda s: (capacity[s] - free[s], -s))
-        taken = set(others[: max(0, self.target - len(self.servers))])
+        # Over the running jobs, not ``keep``: it also holds jobs long finished.
+        kept = {s for i, st in running.items() if i in keep for s, _ in st.placement}
+        others.sort(key=lambda s: (s in kept, capacity[s] - free[s], -s))
+        taken = set(others[: self.target - len(self.servers)])
         self.servers |= taken
         return tuple(
             sorted(
                 i
-                for i, st in view.running.items()
+                for i, st in running.items()
                 if i in self.main and any(s in taken for s, _ in st.placement)
             )
         )
