@@ -31,7 +31,7 @@ placement.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from scheduling_opt.sim.cluster import Placement
 from scheduling_opt.sim.policies.chronus.admission import Admission
@@ -149,15 +149,17 @@ class PaperLoop:
             # The engine calls again at once: the starts go on the freed GPUs then.
             return Decision(preempt=tuple(preempt), wake_at=None)
         allocator = self.allocator
-        order = sorted(view.pending.values(), key=lambda st: self.priority(st, now))
+        waiting: Iterable[JobView] = view.pending.values()
         if spot is not None:
             # Selected jobs start at any call; leased best-effort jobs at their cycle only.
+            # Filtered before the sort: between cycles most of the queue cannot start.
             cycle = spot.open_now(now)
-            order = [
+            waiting = [
                 st
-                for st in order
+                for st in waiting
                 if st.index in ledger.selected or (cycle and st.index in spot.leased)
             ]
+        order = sorted(waiting, key=lambda st: self.priority(st, now))
         starts: list[tuple[int, Placement]] = (
             allocator.place(plan, order) if options.placement == "chronus" else []
         )
