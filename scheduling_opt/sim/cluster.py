@@ -183,6 +183,32 @@ class FreeMap:
         self.total_free = sum(self.capacity)
         self.uniform = all(c in (0, self.kmax) for c in self.capacity)
 
+    @classmethod
+    def with_free(cls, capacity: Sequence[int], free: Sequence[int]) -> FreeMap:
+        """The map of ``capacity`` with ``free[s]`` GPUs free on server ``s`` (O(servers)).
+
+        The state :meth:`take` of the used GPUs would leave, without its
+        per-server bisections.
+
+        Examples
+        --------
+        >>> m = FreeMap.with_free([8, 8, 0], [3, 8, 0])
+        >>> m.total_free, m.place(2)
+        (11, ((0, 2),))
+        """
+        if len(free) != len(capacity) or any(
+            not 0 <= f <= c for c, f in zip(capacity, free, strict=True)
+        ):
+            raise ValueError(f"free GPUs {list(free)} not within capacity {list(capacity)}")
+        other = cls(capacity)
+        other.free = list(free)
+        other.levels = [[] for _ in range(other.kmax + 1)]
+        for s, (c, f) in enumerate(zip(capacity, free, strict=True)):
+            if c > 0:
+                other.levels[f].append(s)
+        other.total_free = sum(free)
+        return other
+
     def copy(self) -> FreeMap:
         """An independent copy (O(servers))."""
         other = FreeMap.__new__(FreeMap)

@@ -98,11 +98,7 @@ class MainView:
         return self._view.plan_shared()
 
     def plan(self) -> FreeMap:
-        plan = FreeMap(self._capacity)
-        for s, (c, f) in enumerate(zip(self._capacity, self._free, strict=True)):
-            if c > f:
-                plan.take(((s, c - f),))
-        return plan
+        return FreeMap.with_free(self._capacity, self._free)
 
     def speed(self, job: SimJob, placement: Placement) -> float:
         return self._view.speed(job, placement)

@@ -123,6 +123,9 @@ class SpotCycles:
                 rest += start_cost(st)
             return (rest, st.index)
 
+        if room <= 0:
+            # Nothing can be leased: only the running jobs' order is needed.
+            queue = [st for st in queue if st.status == RUNNING]
         jobs = sorted(queue, key=key)
         leased: set[int] = set()
         for st in jobs:
