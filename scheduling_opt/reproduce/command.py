@@ -324,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
     if not (args.zero_costs or args.start_overhead):
         costs = cost_section(chosen, results, sweep, quick=args.quick)
         if costs:
-            print(costs)
+            # Printed once, with the microbenchmarks below.
             micro = costs + ("\n" + micro if micro else "")
     if micro:
         print(micro)

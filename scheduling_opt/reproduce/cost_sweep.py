@@ -96,15 +96,55 @@ def _table(paper: PaperSet, columns: Sequence[tuple[Costs, list[ClaimRow]]], *, 
         "| claim | where | " + " | ".join(heads) + " |",
         "|---|---|" + "---|" * len(heads),
     ]
-    first = columns[0][1]
-    for k, row in enumerate(first):
-        cells = []
-        for _, rows in columns:
-            other = rows[k] if k < len(rows) else None
-            if other is None or other.ours is None:
-                cells.append("no data")
-            else:
-                cells.append(f"{other.claim.show(other.ours)} ({other.verdict.value})")
+    for row, cells in _aligned([rows for _, rows in columns]):
+        texts = [
+            "no data"
+            if other is None or other.ours is None
+            else f"{other.claim.show(other.ours)} ({other.verdict.value})"
+            for other in cells
+        ]
         where = row.where if row.claim.kind == "value" else f"{row.where}, vs {row.baseline}"
-        lines.append(f"| {row.claim.what} | {where} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row.claim.what} | {where} | " + " | ".join(texts) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _aligned(
+    columns: Sequence[Sequence[ClaimRow]],
+) -> list[tuple[ClaimRow, list[ClaimRow | None]]]:
+    """The rows of every column matched by claim and point, in the claims' order.
+
+    A column whose runs are missing (a report from a partial cache) may
+    judge other points, or none: rows are matched by (claim, where), never
+    by position, and a claim's placeholder without a number ("no run")
+    shows only when no column has a number for it.
+
+    Examples
+    --------
+    >>> from scheduling_opt.reproduce.papers.paper_set import Claim
+    >>> from scheduling_opt.reproduce.verdict import Verdict
+    >>> c = Claim("x", "jct_mean", "ratio", 2.0, "a", "b")
+    >>> at = lambda where, ours: ClaimRow(c, where, ours, "a", (), Verdict.NO_DATA, "")
+    >>> rows = _aligned([[at("no run", None)], [at("x1", 1.5), at("x2", 1.7)]])
+    >>> [(r.where, [o.ours if o else None for o in cells]) for r, cells in rows]
+    [('x1', [None, 1.5]), ('x2', [None, 1.7])]
+    """
+    order: dict[int, int] = {}
+    keyed: list[dict[tuple[int, str], ClaimRow]] = []
+    for rows in columns:
+        by: dict[tuple[int, str], ClaimRow] = {}
+        for row in rows:
+            claim = order.setdefault(id(row.claim), len(order))
+            by[(claim, row.where)] = row
+        keyed.append(by)
+    numbered = {k[0] for by in keyed for k, row in by.items() if row.ours is not None}
+    keys: list[tuple[int, str]] = []
+    for by in keyed:
+        for k, row in by.items():
+            if k not in keys and (row.ours is not None or k[0] not in numbered):
+                keys.append(k)
+    keys.sort(key=lambda k: k[0])
+    out: list[tuple[ClaimRow, list[ClaimRow | None]]] = []
+    for k in keys:
+        cells = [by.get(k) for by in keyed]
+        out.append((next(c for c in cells if c is not None), cells))
+    return out

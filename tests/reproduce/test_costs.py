@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from scheduling_opt.reproduce.command import add_arguments, costs_note, overhead, run
-from scheduling_opt.reproduce.cost_sweep import base_configs, claim_labels, cost_section
+from scheduling_opt.reproduce.cost_sweep import _aligned, base_configs, claim_labels, cost_section
 from scheduling_opt.reproduce.costs import Costs
+from scheduling_opt.reproduce.grid import ClaimRow
 from scheduling_opt.reproduce.papers import PAPERS
+from scheduling_opt.reproduce.papers.paper_set import Claim
+from scheduling_opt.reproduce.verdict import Verdict
 from scheduling_opt.reproduce.workloads import PaperWorkload
 from scheduling_opt.sim.sweep import RunConfig
 from scheduling_opt.sim.synthetic import SyntheticSpec
@@ -83,9 +86,34 @@ def test_cost_section_reruns_the_claim_runs_at_each_cost() -> None:
     assert base_configs(paper, [], quick=True) == []
 
 
+def test_sweep_columns_align_by_claim_and_point_not_by_position() -> None:
+    # A report from a partial cache: the zero-cost column has no run (one
+    # placeholder per claim), the default column judges two loads per claim.
+    # Matched by position, the second claim's placeholder would sit beside
+    # the first claim's second load.
+    mean = Claim("mean", "jct_mean", "ratio", 2.0, "a", "b")
+    p95 = Claim("p95", "jct_p95", "ratio", 3.0, "a", "b")
+
+    def at(claim: Claim, where: str, ours: float | None) -> ClaimRow:
+        return ClaimRow(claim, where, ours, "a", (), Verdict.NO_DATA, "")
+
+    zero = [at(mean, "no run", None), at(p95, "no run", None)]
+    default = [at(mean, "x1", 1.1), at(mean, "x2", 1.2), at(p95, "x1", 1.3), at(p95, "x2", 1.4)]
+    rows = _aligned([zero, default])
+    shown = [(r.claim.what, r.where, [c.ours if c else None for c in cells]) for r, cells in rows]
+    assert shown == [
+        ("mean", "x1", [None, 1.1]),
+        ("mean", "x2", [None, 1.2]),
+        ("p95", "x1", [None, 1.3]),
+        ("p95", "x2", [None, 1.4]),
+    ]
+    # Every column without a number for a claim: its placeholder is the row.
+    assert [(r.where, len(c)) for r, c in _aligned([zero, zero])] == [("no run", 2)] * 2
+
+
 @pytest.mark.slow
 def test_the_report_rejudges_the_claims_at_each_swept_cost(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # EDL's set cut to Tiresias and Elastic-Tiresias on 20 generated jobs, 2 x 8 GPUs.
     tiny = replace(
@@ -105,6 +133,7 @@ def test_the_report_rejudges_the_claims_at_each_swept_cost(
     assert run(parser.parse_args(["edl", "--quick", "--quiet", "--out", str(tmp_path)])) == 0
     report = (tmp_path / "report.md").read_text()
     assert "## Restart costs" in report
+    assert capsys.readouterr().out.count("## Restart costs") == 1  # printed once
     # Three columns: none, the default (30 s = 0.5 min per resume), 60 s.
     header = next(line for line in report.splitlines() if line.startswith("| claim | where | none"))
     # Elastic-Tiresias charges its own scale-out stop: no engine resize cost.
