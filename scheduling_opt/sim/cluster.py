@@ -187,8 +187,8 @@ class FreeMap:
     def with_free(cls, capacity: Sequence[int], free: Sequence[int]) -> FreeMap:
         """The map of ``capacity`` with ``free[s]`` GPUs free on server ``s`` (O(servers)).
 
-        The state :meth:`take` of the used GPUs would leave, without its
-        per-server bisections.
+        The state that :meth:`~scheduling_opt.sim.cluster.FreeMap.take` of
+        the used GPUs would leave, without its per-server bisections.
 
         Examples
         --------
