@@ -142,9 +142,10 @@ def cases(which: str, traces: Path = DEFAULT_TRACES) -> dict[str, RunConfig]:
     out["antman-constants/antman-quick"] = replace(
         antman, policy_params=(*antman.policy_params, *CONSTANTS), label="antman-constants"
     )
-    # aryl-ideal is left out of Aryl's --quick (its CPU budget): its case here is
-    # the same configuration as the set's other judged-only runs.
-    out["aryl-ideal/aryl-quick"] = replace(out["aryl-advanced/aryl-quick"], policy="aryl-ideal")
+    # aryl-ideal and aryl-plus are left out of Aryl's --quick (its CPU budget):
+    # their cases here are the same configuration as the set's other judged-only runs.
+    for p in ("aryl-ideal", "aryl-plus"):
+        out[f"{p}/aryl-quick"] = replace(out["aryl-advanced/aryl-quick"], policy=p)
     if which == "all":
         for p in BASELINES:
             out[f"{p}/excerpt-120x8"] = RunConfig(p)
