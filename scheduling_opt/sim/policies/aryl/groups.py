@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from scheduling_opt.sim.cluster import FreeMap, Placement
+from scheduling_opt.sim.policies.aryl.pools import cut_fewest_first
 
 BASE, FLEXIBLE = "base", "flexible"
 
@@ -100,22 +101,13 @@ class ServerGroups:
         rows = dict(placement)
         mine = {s: min(f, rows.get(s, 0)) for s, f in self.flex.get(job, {}).items()}
         drop = _held(rows) - gpus
-        for s in sorted(mine, key=lambda s: (mine[s], -s)):
-            if drop <= 0:
-                break
-            cut = min(drop, mine[s])
-            rows[s] -= cut
-            mine[s] -= cut
-            drop -= cut
-        for s in sorted(rows, key=lambda s: (rows[s], -s)):
-            if drop <= 0:
-                break
-            cut = min(drop, rows[s])
+        for s, cut in cut_fewest_first(mine, drop).items():
             rows[s] -= cut
             drop -= cut
-            if s in mine:
-                mine[s] = min(mine[s], rows[s])
-        self.flex[job] = {s: f for s, f in mine.items() if f > 0}
+        cut_fewest_first(rows, drop)
+        # A server's flexible GPUs stay within what the job still holds there.
+        kept = {s: min(f, rows.get(s, 0)) for s, f in mine.items()}
+        self.flex[job] = {s: f for s, f in kept.items() if f > 0}
         return tuple(sorted((s, g) for s, g in rows.items() if g > 0))
 
     def settle(self, job: int, placement: Placement, base: int) -> None:
@@ -131,12 +123,7 @@ class ServerGroups:
         mine = {s: min(f, rows.get(s, 0)) for s, f in self.flex.get(job, {}).items()}
         want = max(_held(rows) - base, 0)
         excess = _held(mine) - want
-        for s in sorted(mine, key=lambda s: (mine[s], -s)):
-            if excess <= 0:
-                break
-            cut = min(excess, mine[s])
-            mine[s] -= cut
-            excess -= cut
+        excess -= sum(cut_fewest_first(mine, excess).values())
         for s in sorted(rows):
             if excess >= 0:
                 break

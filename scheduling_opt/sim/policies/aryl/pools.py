@@ -179,14 +179,45 @@ def trim(placement: Placement, gpus: int) -> Placement:
     ((0, 4), (5, 1))
     """
     rows = dict(placement)
-    drop = sum(rows.values()) - gpus
+    cut_fewest_first(rows, sum(rows.values()) - gpus)
+    return tuple(sorted((s, g) for s, g in rows.items() if g > 0))
+
+
+def cut_fewest_first(rows: dict[int, int], drop: int) -> dict[int, int]:
+    """Take ``drop`` GPUs out of ``rows`` in place, servers holding the fewest first.
+
+    Ties go to the higher index; the order is fixed before any cut. A
+    shrink empties the servers where a job holds least, so it leaves the
+    fewest servers (O(n log n) for n servers).
+
+    Parameters
+    ----------
+    rows : dict of int to int
+        GPUs per server; reduced in place.
+    drop : int
+        GPUs to take (nothing when <= 0; at most all of them).
+
+    Returns
+    -------
+    dict of int to int
+        The GPUs taken per server.
+
+    Examples
+    --------
+    >>> rows = {0: 4, 3: 1, 5: 2}
+    >>> cut_fewest_first(rows, 2), rows
+    ({3: 1, 5: 1}, {0: 4, 3: 0, 5: 1})
+    """
+    cuts: dict[int, int] = {}
     for s in sorted(rows, key=lambda s: (rows[s], -s)):
         if drop <= 0:
             break
         cut = min(drop, rows[s])
-        rows[s] -= cut
-        drop -= cut
-    return tuple(sorted((s, g) for s, g in rows.items() if g > 0))
+        if cut > 0:
+            rows[s] -= cut
+            cuts[s] = cut
+            drop -= cut
+    return cuts
 
 
 def grow(plan: FreeMap, placement: Placement, servers: Sequence[int], extra: int) -> Placement:
